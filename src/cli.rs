@@ -1,0 +1,239 @@
+//! The command line as the user typed it: clap definitions only, no I/O and no network.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "redlock",
+    version,
+    about = "A distributed lock on N independent Redis servers (Redlock), for scripts, crontabs and CI",
+    after_help = crate::exit::TABLE,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) servers: ServerArgs,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Where the lock lives: valid before or after the subcommand.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ServerArgs {
+    /// Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db],
+    /// rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers
+    #[arg(
+        short = 's',
+        long = "server",
+        value_name = "URL",
+        env = "REDLOCK_SERVERS",
+        value_delimiter = ',',
+        global = true,
+        hide_env_values = true
+    )]
+    pub(crate) servers: Vec<String>,
+
+    /// Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>
+    #[arg(
+        long,
+        value_name = "P",
+        env = "REDLOCK_PREFIX",
+        default_value = "redlock:",
+        global = true
+    )]
+    pub(crate) prefix: String,
+
+    /// Budget per server for connecting and answering; one slow or dead server costs this, no more
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TIMEOUT", default_value = "200ms", value_parser = duration, global = true)]
+    pub(crate) timeout: Duration,
+
+    /// ACL username for servers whose URL names none
+    #[arg(long, value_name = "USER", env = "REDLOCK_USERNAME", global = true)]
+    pub(crate) username: Option<String>,
+
+    /// Read the password for servers whose URL has none from FILE (safer than a URL in argv);
+    /// REDLOCK_PASSWORD in the environment works too
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_PASSWORD_FILE",
+        global = true
+    )]
+    pub(crate) password_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Take the lock once (or keep trying for --wait) and print its token
+    #[command(after_help = "Examples:
+  TOKEN=$(redlock acquire deploy --ttl 5m) || exit
+  redlock acquire nightly --wait 30s --json")]
+    Acquire(AcquireArgs),
+
+    /// Release a lock held by TOKEN (compare-and-delete on every server)
+    #[command(after_help = "Examples:
+  redlock release deploy --token \"$TOKEN\"
+  REDLOCK_TOKEN=$TOKEN redlock release deploy")]
+    Release(ReleaseArgs),
+
+    /// Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds
+    #[command(after_help = "Examples:
+  redlock extend deploy --token \"$TOKEN\" --ttl 5m")]
+    Extend(ExtendArgs),
+
+    /// Show who holds a lock on each server, or list every lock under the prefix
+    #[command(after_help = "Examples:
+  redlock status nightly-backup
+  redlock status --json")]
+    Status(StatusArgs),
+
+    /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost
+    #[command(after_help = "Examples:
+  redlock exec nightly-backup -- ./backup.sh
+  redlock exec deploy --wait 10m -- sh -c 'make deploy'")]
+    Exec(ExecArgs),
+}
+
+/// How a lock is taken, shared by `acquire` and `exec`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct TakeArgs {
+    /// Lock name (the key is <PREFIX><NAME>)
+    pub(crate) name: String,
+
+    /// How long the lock lives on the servers unless extended or released
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = duration)]
+    pub(crate) ttl: Duration,
+
+    /// Keep trying for up to DUR while the lock is busy or unreachable (default: try once)
+    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = duration_or_zero)]
+    pub(crate) wait: Option<Duration>,
+
+    /// Exit status when the lock is busy (default 75)
+    #[arg(short = 'E', long = "conflict-exit-code", value_name = "N", env = "REDLOCK_CONFLICT_EXIT_CODE", value_parser = clap::value_parser!(u8))]
+    pub(crate) conflict_exit_code: Option<u8>,
+
+    /// Mean pause between attempts while waiting (randomised ±50%)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = duration)]
+    pub(crate) retry_delay: Duration,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AcquireArgs {
+    #[command(flatten)]
+    pub(crate) take: TakeArgs,
+
+    /// Print one JSON object (name, key, token, ttl_ms, validity_ms) instead of the token
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReleaseArgs {
+    /// Lock name
+    pub(crate) name: String,
+
+    /// The token `acquire` printed
+    #[arg(
+        long,
+        value_name = "T",
+        env = "REDLOCK_TOKEN",
+        hide_env_values = true,
+        required_unless_present = "force"
+    )]
+    pub(crate) token: Option<String>,
+
+    /// Delete the lock whatever its token (for a stuck lock); prints what it removed
+    #[arg(long, conflicts_with = "token")]
+    pub(crate) force: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ExtendArgs {
+    /// Lock name
+    pub(crate) name: String,
+
+    /// The token `acquire` printed
+    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true)]
+    pub(crate) token: String,
+
+    /// The new TTL, counted from now
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = duration)]
+    pub(crate) ttl: Duration,
+
+    /// Print one JSON object instead of the validity
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// Lock name; without it, list every lock under the prefix
+    pub(crate) name: Option<String>,
+
+    /// Print JSON for programs
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ExecArgs {
+    #[command(flatten)]
+    pub(crate) take: TakeArgs,
+
+    /// After SIGTERM to a command that must stop, wait this long before SIGKILL
+    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = duration)]
+    pub(crate) kill_after: Duration,
+
+    /// The command and its arguments, run directly (no shell)
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+/// A humantime duration with a unit and above zero: `500ms`, `30s`, `2m`.
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+    let parsed = duration_or_zero(text)?;
+    if parsed.is_zero() {
+        return Err(format!(
+            "'{text}' is zero; expected a positive duration such as 500ms or 30s"
+        ));
+    }
+    Ok(parsed)
+}
+
+/// Like `duration`, but `0s` is allowed (for `--wait`, where it means one attempt).
+pub(crate) fn duration_or_zero(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "'{text}' has no unit; expected a duration such as {trimmed}ms or {trimmed}s"
+        ));
+    }
+    humantime::parse_duration(trimmed)
+        .map_err(|e| format!("'{text}' is not a duration ({e}); expected e.g. 500ms, 30s, 2m"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_need_a_unit_and_a_positive_value() {
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(duration("30").unwrap_err().contains("no unit"));
+        assert!(duration("0s").unwrap_err().contains("zero"));
+        assert!(duration("-5s").unwrap_err().contains("not a duration"));
+        assert!(duration("soon").is_err());
+        assert_eq!(duration_or_zero("0s"), Ok(Duration::ZERO));
+    }
+}

@@ -1,0 +1,218 @@
+//! The one-shot subcommands (acquire, release, extend) and the dispatch to the others.
+
+use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, ReleaseArgs, TakeArgs};
+use crate::config::Config;
+use crate::exit::{self, Failure};
+use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Wake};
+use crate::{signals, token};
+use std::io::Write;
+use std::sync::mpsc;
+
+pub(crate) fn run(cli: Cli) -> anyhow::Result<u8> {
+    let config = Config::from_args(&cli.servers)?;
+    for warning in &config.warnings {
+        eprintln!("redlock: {warning}");
+    }
+    match cli.command {
+        Command::Acquire(args) => acquire(&config, &args),
+        Command::Release(args) => release(&config, &args),
+        Command::Extend(args) => extend(&config, &args),
+        Command::Status(args) => crate::status::run(&config, &args),
+        Command::Exec(args) => crate::exec::run(&config, &args),
+    }
+}
+
+fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
+    let take = &args.take;
+    let key = config.key(&take.name)?;
+    config.check_ttl(take.ttl)?;
+    let (wake_tx, wakes) = mpsc::channel();
+    signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let held = take_lock(&mut lock, &key, take, None, &wakes)?;
+    if let Some(signal) = pending_interrupt(&wakes) {
+        // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
+        // the lock back rather than leave it to expire.
+        let _ = lock.release(&key, &held.token);
+        return Err(Failure::silent(exit::for_signal(signal)));
+    }
+    let output = if args.json {
+        serde_json::json!({
+            "name": take.name,
+            "key": key,
+            "token": held.token,
+            "ttl_ms": held.ttl.as_millis() as u64,
+            "validity_ms": held.validity.as_millis() as u64,
+            "servers": lock.servers().len(),
+            "votes": held.votes,
+        })
+        .to_string()
+    } else {
+        held.token.clone()
+    };
+    if let Err(err) = writeln!(std::io::stdout(), "{output}") {
+        // A token nobody can read is a lock nobody can release: give it back.
+        let _ = lock.release(&key, &held.token);
+        return Err(Failure::new(
+            exit::SOFTWARE,
+            format!("cannot print the token ({err}); the lock was released"),
+        ));
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Acquires as `acquire` and `exec` both do, turning refusals into exit statuses.
+pub(crate) fn take_lock(
+    lock: &mut Redlock,
+    key: &str,
+    take: &TakeArgs,
+    command: Option<&str>,
+    wakes: &mpsc::Receiver<Wake>,
+) -> anyhow::Result<lock::Held> {
+    let retry = RetryPolicy {
+        delay: take.retry_delay,
+    };
+    let mut new_token = || token::new_token(command);
+    let result = lock.acquire(key, take.ttl, take.wait, retry, &mut new_token, Some(wakes))?;
+    result.map_err(|err| refusal(&take.name, take, err))
+}
+
+fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {
+    let waited = match take.wait {
+        Some(wait) if !wait.is_zero() => {
+            format!(" after waiting {}", humantime::format_duration(wait))
+        }
+        _ => String::new(),
+    };
+    match err {
+        LockError::Busy { .. } => Failure::new(
+            take.conflict_exit_code.unwrap_or(exit::BUSY),
+            format!("lock '{name}' is busy{waited}: {err}"),
+        ),
+        LockError::Unavailable { .. } => Failure::new(
+            exit::UNAVAILABLE,
+            format!("cannot acquire lock '{name}'{waited}: {err}"),
+        ),
+        LockError::Interrupted(signal) => Failure::new(
+            exit::for_signal(signal),
+            format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
+        ),
+        LockError::NotHeld => Failure::new(exit::SOFTWARE, format!("lock '{name}': {err}")),
+    }
+}
+
+fn pending_interrupt(wakes: &mpsc::Receiver<Wake>) -> Option<i32> {
+    wakes.try_iter().find_map(|wake| match wake {
+        Wake::Interrupted(signal) => Some(signal),
+        Wake::Released => None,
+    })
+}
+
+fn release(config: &Config, args: &ReleaseArgs) -> anyhow::Result<u8> {
+    let key = config.key(&args.name)?;
+    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let Some(token) = args.token.as_deref().filter(|_| !args.force) else {
+        return force_release(&mut lock, &args.name, &key);
+    };
+    if token.is_empty() {
+        return Err(crate::config::UsageError(
+            "empty --token; expected the token `redlock acquire` printed".into(),
+        )
+        .into());
+    }
+    match lock.release(&key, token) {
+        Ok(released) => {
+            for (server, why) in released.failures {
+                eprintln!(
+                    "redlock: warning: {server}: {why}; the lock there expires by its ttl"
+                );
+            }
+            Ok(exit::SUCCESS)
+        }
+        Err(LockError::NotHeld) => Err(Failure::new(
+            exit::NEGATIVE,
+            format!(
+                "lock '{}' is not held by this token (it expired, was released, or is held by someone else)",
+                args.name
+            ),
+        )),
+        Err(err) => Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!("cannot tell whether lock '{}' was released: {err}", args.name),
+        )),
+    }
+}
+
+fn force_release(lock: &mut Redlock, name: &str, key: &str) -> anyhow::Result<u8> {
+    let states = lock.force_release(key);
+    let mut removed = 0;
+    let mut answered = 0;
+    let mut out = std::io::stdout().lock();
+    for state in &states {
+        match &state.state {
+            Ok(KeyState::Present { token, .. }) => {
+                removed += 1;
+                answered += 1;
+                let holder = token
+                    .as_deref()
+                    .map_or_else(|| "a non-string value".to_string(), lock::describe_token);
+                let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
+            }
+            Ok(KeyState::Absent) => answered += 1,
+            Err(why) => eprintln!("redlock: warning: {}: {why}", state.server),
+        }
+    }
+    if removed > 0 {
+        Ok(exit::SUCCESS)
+    } else if answered < lock.quorum() {
+        Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "cannot force-release lock '{name}': only {answered} of {} servers answered",
+                states.len()
+            ),
+        ))
+    } else {
+        Err(Failure::new(
+            exit::NEGATIVE,
+            format!("lock '{name}' is not held on any server; nothing to remove"),
+        ))
+    }
+}
+
+fn extend(config: &Config, args: &ExtendArgs) -> anyhow::Result<u8> {
+    let key = config.key(&args.name)?;
+    config.check_ttl(args.ttl)?;
+    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    match lock.extend(&key, &args.token, args.ttl) {
+        Ok(held) => {
+            let validity_ms = held.validity.as_millis() as u64;
+            let output = if args.json {
+                serde_json::json!({
+                    "name": args.name,
+                    "key": key,
+                    "token": held.token,
+                    "ttl_ms": held.ttl.as_millis() as u64,
+                    "validity_ms": validity_ms,
+                    "votes": held.votes,
+                })
+                .to_string()
+            } else {
+                validity_ms.to_string()
+            };
+            let _ = writeln!(std::io::stdout(), "{output}");
+            Ok(exit::SUCCESS)
+        }
+        Err(LockError::NotHeld) => Err(Failure::new(
+            exit::NEGATIVE,
+            format!(
+                "lock '{}' is not held by this token; nothing was extended",
+                args.name
+            ),
+        )),
+        Err(err) => Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!("cannot extend lock '{}': {err}", args.name),
+        )),
+    }
+}

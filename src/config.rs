@@ -1,0 +1,187 @@
+//! From what the user typed to what the lock needs: servers parsed and de-duplicated, the key
+//! built, and every duration checked against the others. Errors here are usage errors (64) and
+//! happen before anything is sent to a server.
+
+use crate::cli::ServerArgs;
+use crate::lock::quorum;
+use crate::server::{Credentials, Server};
+use std::time::Duration;
+
+const DEFAULT_SERVER: &str = "redis://127.0.0.1:6379";
+const MAX_NAME_BYTES: usize = 1024;
+
+/// A usage error: the message names the bad value and what was expected.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(message: String) -> anyhow::Error {
+    UsageError(message).into()
+}
+
+pub(crate) struct Config {
+    pub(crate) servers: Vec<Server>,
+    pub(crate) prefix: String,
+    pub(crate) timeout: Duration,
+    /// Things worth saying on stderr that do not stop us (an even number of servers).
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Config {
+    pub(crate) fn from_args(args: &ServerArgs) -> anyhow::Result<Config> {
+        let credentials = credentials(args)?;
+        let urls: Vec<&str> = if args.servers.is_empty() {
+            vec![DEFAULT_SERVER]
+        } else {
+            args.servers.iter().map(|s| s.trim()).collect()
+        };
+        let mut servers: Vec<Server> = Vec::new();
+        for url in urls {
+            if url.is_empty() {
+                return Err(usage(
+                    "empty server URL; expected e.g. redis://127.0.0.1:6379".into(),
+                ));
+            }
+            let server = Server::parse(url, &credentials).map_err(usage)?;
+            if !servers.iter().any(|s| s.identity == server.identity) {
+                servers.push(server);
+            }
+        }
+        let mut warnings = Vec::new();
+        if servers.len() % 2 == 0 {
+            warnings.push(format!(
+                "warning: {} servers is an even number; a quorum needs {}, so an odd number tolerates the same failures with one server fewer",
+                servers.len(),
+                quorum::quorum(servers.len())
+            ));
+        }
+        Ok(Config {
+            servers,
+            prefix: args.prefix.clone(),
+            timeout: args.timeout,
+            warnings,
+        })
+    }
+
+    /// The Redis key of lock `name`, after checking the name.
+    pub(crate) fn key(&self, name: &str) -> anyhow::Result<String> {
+        if name.is_empty() {
+            return Err(usage(
+                "empty lock name; expected a name such as nightly-backup".into(),
+            ));
+        }
+        if name.len() > MAX_NAME_BYTES {
+            return Err(usage(format!(
+                "lock name of {} bytes is too long; expected at most {MAX_NAME_BYTES}",
+                name.len()
+            )));
+        }
+        if let Some(bad) = name.chars().find(|c| c.is_control()) {
+            return Err(usage(format!(
+                "lock name {name:?} contains the control character {bad:?}; expected printable text"
+            )));
+        }
+        Ok(format!("{}{name}", self.prefix))
+    }
+
+    /// Checks that `ttl` leaves validity after the drift allowance and one full per-server
+    /// timeout, the slowest an acquisition that counts can take.
+    pub(crate) fn check_ttl(&self, ttl: Duration) -> anyhow::Result<()> {
+        if ttl.subsec_nanos() % 1_000_000 != 0 {
+            return Err(usage(format!(
+                "--ttl {} is not a whole number of milliseconds; expected e.g. 1500ms",
+                humantime::format_duration(ttl)
+            )));
+        }
+        if quorum::validity(ttl, self.timeout).is_none() {
+            let minimum = (self.timeout + Duration::from_millis(3)).mul_f64(1.0 / 0.99);
+            return Err(usage(format!(
+                "--ttl {} leaves no validity after the {} per-server timeout and the clock-drift allowance; expected more than {} ms",
+                humantime::format_duration(ttl),
+                humantime::format_duration(self.timeout),
+                minimum.as_millis()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn credentials(args: &ServerArgs) -> anyhow::Result<Credentials> {
+    let password = match &args.password_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                usage(format!(
+                    "--password-file {}: {e}; expected a readable file holding the password",
+                    path.display()
+                ))
+            })?;
+            Some(text.trim_end_matches(['\n', '\r']).to_string())
+        }
+        None => std::env::var("REDLOCK_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    Ok(Credentials {
+        username: args.username.clone().filter(|u| !u.is_empty()),
+        password,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(servers: &[&str]) -> ServerArgs {
+        ServerArgs {
+            servers: servers.iter().map(|s| s.to_string()).collect(),
+            prefix: "redlock:".into(),
+            timeout: Duration::from_millis(200),
+            username: None,
+            password_file: None,
+        }
+    }
+
+    #[test]
+    fn duplicate_servers_vote_once_and_even_counts_warn() {
+        let config = Config::from_args(&args(&[
+            "redis://127.0.0.1:7001",
+            "redis://127.0.0.1:7001/0",
+            "redis://127.0.0.1:7002",
+        ]))
+        .unwrap();
+        assert_eq!(config.servers.len(), 2);
+        assert_eq!(config.warnings.len(), 1);
+        assert!(config.warnings[0].contains("even"));
+        let one = Config::from_args(&args(&[])).unwrap();
+        assert_eq!(one.servers[0].display, DEFAULT_SERVER);
+        assert!(one.warnings.is_empty());
+    }
+
+    #[test]
+    fn ttl_must_leave_validity_after_the_timeout() {
+        let config = Config::from_args(&args(&[])).unwrap();
+        assert!(config.check_ttl(Duration::from_secs(30)).is_ok());
+        let err = config.check_ttl(Duration::from_millis(150)).unwrap_err();
+        assert!(err.to_string().contains("--ttl 150ms"), "{err}");
+        assert!(config.check_ttl(Duration::from_micros(1500_500)).is_err());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        let config = Config::from_args(&args(&[])).unwrap();
+        assert_eq!(config.key("job").unwrap(), "redlock:job");
+        assert!(config.key("").is_err());
+        assert!(config
+            .key("a\nb")
+            .unwrap_err()
+            .to_string()
+            .contains("control"));
+    }
+}

@@ -1,0 +1,172 @@
+//! Talking to N servers at once: one request per server per round, all in parallel, each bounded
+//! by the per-server timeout, so one stopped or black-holed server costs `timeout`, never more,
+//! and never delays the others.
+
+use crate::clock::BootInstant;
+use crate::server::Server;
+use redis::{Client, Connection, RedisError, RedisResult};
+use std::time::Duration;
+
+/// Why one server's vote did not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NodeError {
+    /// Not reached, timed out, refused our credentials, or cannot serve (read-only, loading…).
+    Down(String),
+    /// The key exists with another type: a non-redlock client (Redisson's hash) holds it.
+    ForeignType,
+}
+
+impl std::fmt::Display for NodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeError::Down(why) => f.write_str(why),
+            NodeError::ForeignType => f.write_str("key holds a non-string value"),
+        }
+    }
+}
+
+/// One server's answer to one round.
+pub(crate) struct Reply<T> {
+    pub(crate) result: Result<T, NodeError>,
+    /// When the answer arrived, for the quorum's end time (T2).
+    pub(crate) at: BootInstant,
+    pub(crate) latency: Duration,
+}
+
+/// The servers and our open connection to each. Connections are kept between rounds (waits,
+/// renewals) and dropped after any error, so the next round reconnects.
+pub(crate) struct Nodes {
+    servers: Vec<Server>,
+    connections: Vec<Option<Connection>>,
+    timeout: Duration,
+}
+
+impl Nodes {
+    pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Nodes {
+        let connections = servers.iter().map(|_| None).collect();
+        Nodes {
+            servers,
+            connections,
+            timeout,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    pub(crate) fn servers(&self) -> &[Server] {
+        &self.servers
+    }
+
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `op` against every server concurrently and returns the replies in server order.
+    /// Every reply is back, or given up on, by `timeout` after the call.
+    pub(crate) fn round<T, F>(&mut self, op: F) -> Vec<Reply<T>>
+    where
+        T: Send,
+        F: Fn(&mut Connection) -> RedisResult<T> + Sync,
+    {
+        let deadline = BootInstant::now().add(self.timeout);
+        let timeout = self.timeout;
+        let op = &op;
+        let mut jobs = self.servers.iter().zip(self.connections.iter_mut());
+        // The first server is served on this thread: one spawn fewer, and none at all for N = 1.
+        let Some((first_server, first_slot)) = jobs.next() else {
+            return Vec::new();
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .map(|(server, slot)| scope.spawn(move || ask(server, slot, deadline, timeout, op)))
+                .collect();
+            let mut replies = vec![ask(first_server, first_slot, deadline, timeout, op)];
+            for handle in handles {
+                replies.push(handle.join().unwrap_or_else(|_| Reply {
+                    result: Err(NodeError::Down("internal error: worker panicked".into())),
+                    at: BootInstant::now(),
+                    latency: Duration::ZERO,
+                }));
+            }
+            replies
+        })
+    }
+}
+
+fn ask<T>(
+    server: &Server,
+    slot: &mut Option<Connection>,
+    deadline: BootInstant,
+    timeout: Duration,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync),
+) -> Reply<T> {
+    let started = BootInstant::now();
+    let result = connect_and_run(server, slot, deadline, op).map_err(|err| {
+        // After any error the connection's state is unknown (a reply may still be in flight),
+        // so it is never reused.
+        *slot = None;
+        classify(err, timeout)
+    });
+    let at = BootInstant::now();
+    Reply {
+        result,
+        at,
+        latency: at.since(started),
+    }
+}
+
+fn connect_and_run<T>(
+    server: &Server,
+    slot: &mut Option<Connection>,
+    deadline: BootInstant,
+    op: &impl Fn(&mut Connection) -> RedisResult<T>,
+) -> RedisResult<T> {
+    let connection = match slot {
+        Some(connection) => connection,
+        None => {
+            let client = Client::open(server.info.clone())?;
+            slot.insert(client.get_connection_with_timeout(remaining(deadline)?)?)
+        }
+    };
+    let left = remaining(deadline)?;
+    connection.set_read_timeout(Some(left))?;
+    connection.set_write_timeout(Some(left))?;
+    op(connection)
+}
+
+fn remaining(deadline: BootInstant) -> RedisResult<Duration> {
+    let left = deadline.remaining();
+    if left.is_zero() {
+        Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into())
+    } else {
+        Ok(left)
+    }
+}
+
+fn classify(err: RedisError, timeout: Duration) -> NodeError {
+    if err.code() == Some("WRONGTYPE") {
+        return NodeError::ForeignType;
+    }
+    if err.is_timeout() {
+        return NodeError::Down(format!(
+            "no answer within {}",
+            humantime::format_duration(timeout)
+        ));
+    }
+    if err.is_connection_refusal() {
+        return NodeError::Down("connection refused".into());
+    }
+    let text = err.to_string();
+    let text = text.lines().next().unwrap_or("error").trim();
+    NodeError::Down(lowercase_first(text))
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

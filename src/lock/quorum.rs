@@ -1,0 +1,84 @@
+//! The arithmetic of Redlock: how many votes make a majority and how long a lock stays valid.
+
+use std::time::Duration;
+
+/// Votes needed out of `servers` distinct servers: a strict majority.
+pub(crate) fn quorum(servers: usize) -> usize {
+    servers / 2 + 1
+}
+
+/// Allowance for the servers' clocks running faster than ours: 1% of the TTL plus 2 ms, as the
+/// Redlock description suggests.
+pub(crate) fn drift(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2)
+}
+
+/// What is left of `ttl` after `elapsed` and the drift allowance; `None` when nothing is, which
+/// is a failed acquisition, never a wrapped-around huge number.
+pub(crate) fn validity(ttl: Duration, elapsed: Duration) -> Option<Duration> {
+    ttl.checked_sub(elapsed)
+        .and_then(|left| left.checked_sub(drift(ttl)))
+        .filter(|left| !left.is_zero())
+}
+
+/// How a round of votes ended, from the counts alone.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// A quorum said yes.
+    Yes,
+    /// Enough servers said no that a quorum of yes is impossible.
+    No,
+    /// Neither: too many servers did not answer to tell.
+    Unknown,
+}
+
+pub(crate) fn verdict(servers: usize, yes: usize, no: usize) -> Verdict {
+    let needed = quorum(servers);
+    if yes >= needed {
+        Verdict::Yes
+    } else if no > servers - needed {
+        Verdict::No
+    } else {
+        Verdict::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quorum_is_a_strict_majority() {
+        assert_eq!(quorum(1), 1);
+        assert_eq!(quorum(2), 2);
+        assert_eq!(quorum(3), 2);
+        assert_eq!(quorum(4), 3);
+        assert_eq!(quorum(5), 3);
+        assert_eq!(quorum(6), 4);
+    }
+
+    #[test]
+    fn validity_subtracts_elapsed_and_drift() {
+        let ttl = Duration::from_secs(10);
+        // drift = 100 ms + 2 ms
+        assert_eq!(
+            validity(ttl, Duration::from_millis(8)),
+            Some(Duration::from_millis(10_000 - 8 - 102))
+        );
+        assert_eq!(validity(ttl, Duration::from_millis(9_898)), None);
+        assert_eq!(validity(ttl, Duration::from_secs(11)), None);
+        assert_eq!(validity(Duration::from_millis(2), Duration::ZERO), None);
+    }
+
+    #[test]
+    fn verdict_separates_no_from_unknown() {
+        assert_eq!(verdict(5, 3, 0), Verdict::Yes);
+        assert_eq!(verdict(5, 2, 3), Verdict::No);
+        // Two no, one yes, two silent: the silent two could still make a quorum of yes.
+        assert_eq!(verdict(5, 1, 2), Verdict::Unknown);
+        assert_eq!(verdict(1, 0, 1), Verdict::No);
+        assert_eq!(verdict(1, 0, 0), Verdict::Unknown);
+        assert_eq!(verdict(4, 2, 2), Verdict::No);
+        assert_eq!(verdict(4, 2, 1), Verdict::Unknown);
+    }
+}

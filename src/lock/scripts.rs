@@ -1,0 +1,57 @@
+//! The Lua scripts that make release and extend safe: nobody deletes or extends a lock whose
+//! token it does not present. `redis::Script` sends `EVALSHA` and falls back to `EVAL` on
+//! `NOSCRIPT`, so a restarted server (empty script cache) costs one extra round trip, once.
+
+use redis::Script;
+use std::sync::OnceLock;
+
+/// Deletes the key only if it holds our token, then tells waiters on `ARGV[2]` that it is free.
+const RELEASE: &str = r"
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('del', KEYS[1])
+  redis.call('publish', ARGV[2], 'released')
+  return 1
+end
+return 0";
+
+/// Sets a new TTL only if the key holds our token. It never re-creates a missing key: a lock
+/// that expired has had a gap in which someone else may have held it.
+const EXTEND: &str = r"
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0";
+
+/// What one server knows about a key, in one round trip: type, value (strings only), PTTL.
+const INSPECT: &str = r"
+local kind = redis.call('type', KEYS[1]).ok
+local value = false
+if kind == 'string' then value = redis.call('get', KEYS[1]) end
+return {kind, value, redis.call('pttl', KEYS[1])}";
+
+/// Deletes the key whatever its value (`release --force`), and wakes waiters.
+const FORCE_RELEASE: &str = r"
+local value = false
+if redis.call('type', KEYS[1]).ok == 'string' then value = redis.call('get', KEYS[1]) end
+local removed = redis.call('del', KEYS[1])
+if removed == 1 then redis.call('publish', ARGV[1], 'released') end
+return {removed, value}";
+
+macro_rules! cached_script {
+    ($name:ident, $source:ident) => {
+        pub(crate) fn $name() -> &'static Script {
+            static SCRIPT: OnceLock<Script> = OnceLock::new();
+            SCRIPT.get_or_init(|| Script::new($source))
+        }
+    };
+}
+
+cached_script!(release, RELEASE);
+cached_script!(extend, EXTEND);
+cached_script!(inspect, INSPECT);
+cached_script!(force_release, FORCE_RELEASE);
+
+/// The pub/sub channel on which a release of `key` is announced.
+pub(crate) fn release_channel(key: &str) -> String {
+    format!("{key}:released")
+}

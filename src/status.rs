@@ -1,0 +1,360 @@
+//! `redlock status`: who holds a lock on each server, and the quorum's verdict. A table for
+//! people, `--json` for programs. Passwords never appear: servers are shown by their redacted URL.
+
+use crate::cli::StatusArgs;
+use crate::config::Config;
+use crate::exit::{self, Failure};
+use crate::lock::{self, Holding, KeyState, NodeError, Redlock, ServerState};
+use crate::token;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub(crate) fn run(config: &Config, args: &StatusArgs) -> anyhow::Result<u8> {
+    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    match &args.name {
+        Some(name) => one(config, &mut lock, name, args.json),
+        None => all(config, &mut lock, args.json),
+    }
+}
+
+fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow::Result<u8> {
+    let key = config.key(name)?;
+    let (states, started) = lock.inspect(&key);
+    let verdict = lock::holding(&states, started);
+    let text = if as_json {
+        one_json(name, &key, lock.quorum(), &states, &verdict).to_string()
+    } else {
+        one_table(name, &key, lock.quorum(), &states, &verdict)
+    };
+    print(&text);
+    Ok(match verdict {
+        Holding::Held { .. } => exit::SUCCESS,
+        Holding::Free => exit::NEGATIVE,
+        Holding::Unknown => exit::UNAVAILABLE,
+    })
+}
+
+fn one_table(
+    name: &str,
+    key: &str,
+    quorum: usize,
+    states: &[ServerState],
+    verdict: &Holding,
+) -> String {
+    let mut out = String::new();
+    let summary = match verdict {
+        Holding::Held {
+            token,
+            servers,
+            validity,
+        } => {
+            let mut line = format!("held by {}", lock::describe_token(token));
+            if let Some(since) = token::holder(token).map(|h| h.acquired_unix_ms) {
+                line.push_str(&format!(", acquired {}", when(since)));
+            }
+            line.push_str(&format!(", on {servers} of {} servers", states.len()));
+            line.push_str(&match validity {
+                Some(v) => format!(", valid for at least {}", short_duration(*v)),
+                None => ", with no expiry".to_string(),
+            });
+            line.push_str(&format!("\ntoken: {token}"));
+            line
+        }
+        Holding::Free => format!(
+            "free (no token holds it on {quorum} of {} servers)",
+            states.len()
+        ),
+        Holding::Unknown => format!(
+            "unknown: too few servers answered to tell ({quorum} of {} needed)",
+            states.len()
+        ),
+    };
+    out.push_str(&format!("lock {name} (key {key}): {summary}\n"));
+    let mut rows = vec![[
+        "SERVER".to_string(),
+        "STATE".to_string(),
+        "TOKEN".to_string(),
+        "TTL".to_string(),
+        "LATENCY".to_string(),
+    ]];
+    for state in states {
+        let latency = format!("{:.1}ms", state.latency.as_secs_f64() * 1000.0);
+        let row = match &state.state {
+            Ok(KeyState::Absent) => ["free".into(), "-".into(), "-".into(), latency],
+            Ok(KeyState::Present { token, ttl }) => [
+                match (token, verdict) {
+                    (Some(t), Holding::Held { token: held, .. }) if t == held => "held".into(),
+                    (Some(_), _) => "held (other token)".into(),
+                    (None, _) => "held (non-redlock value)".into(),
+                },
+                token.as_deref().map_or("-".into(), short_token),
+                ttl.map_or("no expiry".into(), short_duration),
+                latency,
+            ],
+            Err(err) => [
+                format!("unreachable: {err}"),
+                "-".into(),
+                "-".into(),
+                latency,
+            ],
+        };
+        let [a, b, c, d] = row;
+        rows.push([state.server.clone(), a, b, c, d]);
+    }
+    out.push_str(&align(&rows));
+    out
+}
+
+fn one_json(
+    name: &str,
+    key: &str,
+    quorum: usize,
+    states: &[ServerState],
+    verdict: &Holding,
+) -> Value {
+    let (state, token, validity_ms) = match verdict {
+        Holding::Held {
+            token, validity, ..
+        } => (
+            "held",
+            Some(token.clone()),
+            validity.map(|v| v.as_millis() as u64),
+        ),
+        Holding::Free => ("free", None, None),
+        Holding::Unknown => ("unknown", None, None),
+    };
+    json!({
+        "name": name,
+        "key": key,
+        "held": state == "held",
+        "state": state,
+        "token": token,
+        "holder": token.as_deref().and_then(holder_json),
+        "validity_ms": validity_ms,
+        "quorum": quorum,
+        "servers": states.iter().map(server_json).collect::<Vec<_>>(),
+    })
+}
+
+fn server_json(state: &ServerState) -> Value {
+    let latency_ms = (state.latency.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
+    match &state.state {
+        Ok(KeyState::Absent) => json!({
+            "server": state.server, "reachable": true, "error": null,
+            "holds_key": false, "token": null, "ttl_ms": null, "latency_ms": latency_ms,
+        }),
+        Ok(KeyState::Present { token, ttl }) => json!({
+            "server": state.server, "reachable": true, "error": null,
+            "holds_key": true, "token": token, "ttl_ms": ttl.map(|t| t.as_millis() as u64),
+            "latency_ms": latency_ms,
+        }),
+        Err(err) => json!({
+            "server": state.server, "reachable": matches!(err, NodeError::ForeignType),
+            "error": err.to_string(), "holds_key": matches!(err, NodeError::ForeignType),
+            "token": null, "ttl_ms": null, "latency_ms": latency_ms,
+        }),
+    }
+}
+
+fn holder_json(token: &str) -> Option<Value> {
+    token::holder(token).map(|h| {
+        json!({
+            "host": h.host,
+            "pid": h.pid,
+            "acquired_unix_ms": h.acquired_unix_ms,
+            "command": h.command,
+        })
+    })
+}
+
+/// Every lock under the prefix, merged across servers and sorted by name.
+fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<u8> {
+    let started = crate::clock::BootInstant::now();
+    let listings = lock.list(&config.prefix);
+    let answered = listings.iter().filter(|(_, l)| l.is_ok()).count();
+    let mut keys: BTreeMap<&str, ()> = BTreeMap::new();
+    for (_, listing) in &listings {
+        if let Ok(found) = listing {
+            keys.extend(found.keys().map(|k| (k.as_str(), ())));
+        }
+    }
+    let mut locks = Vec::new();
+    for key in keys.keys() {
+        let states: Vec<ServerState> = listings
+            .iter()
+            .map(|(server, listing)| ServerState {
+                server: server.clone(),
+                state: match listing {
+                    Ok(found) => Ok(found.get(*key).cloned().unwrap_or(KeyState::Absent)),
+                    Err(err) => Err(err.clone()),
+                },
+                latency: Duration::ZERO,
+            })
+            .collect();
+        let verdict = lock::holding(&states, started);
+        let holding = states
+            .iter()
+            .filter(|s| matches!(s.state, Ok(KeyState::Present { .. })))
+            .count();
+        let name = key.strip_prefix(config.prefix.as_str()).unwrap_or(key);
+        locks.push((name.to_string(), key.to_string(), verdict, holding, states));
+    }
+    let text = if as_json {
+        let list: Vec<Value> = locks
+            .iter()
+            .map(|(name, key, verdict, holding, states)| {
+                let (state, token, validity_ms) = match verdict {
+                    Holding::Held {
+                        token, validity, ..
+                    } => (
+                        "held",
+                        Some(token.clone()),
+                        validity.map(|v| v.as_millis() as u64),
+                    ),
+                    Holding::Free => ("free", None, None),
+                    Holding::Unknown => ("unknown", None, None),
+                };
+                json!({
+                    "name": name,
+                    "key": key,
+                    "held": state == "held",
+                    "state": state,
+                    "token": token,
+                    "holder": token.as_deref().and_then(holder_json),
+                    "validity_ms": validity_ms,
+                    "servers_holding": holding,
+                    "servers": states.len(),
+                })
+            })
+            .collect();
+        json!({ "prefix": config.prefix, "locks": list }).to_string()
+    } else if locks.is_empty() {
+        format!("no locks under prefix '{}'", config.prefix)
+    } else {
+        let mut rows = vec![[
+            "NAME".to_string(),
+            "STATE".to_string(),
+            "HOLDER".to_string(),
+            "SERVERS".to_string(),
+            "VALID FOR".to_string(),
+        ]];
+        for (name, _, verdict, holding, states) in &locks {
+            let (state, holder, valid) = match verdict {
+                Holding::Held {
+                    token, validity, ..
+                } => (
+                    "held",
+                    lock::describe_token(token),
+                    validity.map_or("no expiry".into(), short_duration),
+                ),
+                Holding::Free => ("partial", "-".into(), "-".into()),
+                Holding::Unknown => ("unknown", "-".into(), "-".into()),
+            };
+            rows.push([
+                name.clone(),
+                state.into(),
+                holder,
+                format!("{holding}/{}", states.len()),
+                valid,
+            ]);
+        }
+        align(&rows)
+    };
+    print(text.trim_end());
+    if answered < lock.quorum() {
+        let reasons: Vec<String> = listings
+            .iter()
+            .filter_map(|(server, l)| l.as_ref().err().map(|e| format!("{server}: {e}")))
+            .collect();
+        return Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "only {answered} of {} servers answered; the list may be incomplete ({})",
+                listings.len(),
+                reasons.join("; ")
+            ),
+        ));
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn print(text: &str) {
+    // A closed pipe (`redlock status | head -1`) is not an error worth reporting.
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
+/// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+fn align<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn short_token(token: &str) -> String {
+    if token.chars().count() > 12 {
+        format!("{}…", token.chars().take(12).collect::<String>())
+    } else {
+        token.to_string()
+    }
+}
+
+/// `1.5s`, `2m 3s`, `250ms`: precise enough for people, short enough for a table.
+fn short_duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else if d < Duration::from_secs(60) {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+    }
+}
+
+/// An acquisition time as UTC and how long ago it was.
+fn when(unix_ms: u64) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(unix_ms);
+    let ago = SystemTime::now()
+        .duration_since(at)
+        .map(|d| format!(" ({} ago)", short_duration(d)))
+        .unwrap_or_default();
+    format!("{}{ago}", humantime::format_rfc3339_seconds(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_pads_all_but_the_last_column() {
+        let rows = [
+            ["a".to_string(), "bb".to_string()],
+            ["ccc".to_string(), "d".to_string()],
+        ];
+        assert_eq!(align(&rows), "a    bb\nccc  d\n");
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(short_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(short_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(short_duration(Duration::from_secs(123)), "2m 3s");
+    }
+}

@@ -1,0 +1,111 @@
+//! Lock tokens: 128 random bits from the OS, followed by readable facts about the holder.
+//!
+//! The whole string is the token other clients compare against, so the layout stays the plain
+//! string key that redsync, node-redlock and redis-py's `Lock` use. The facts after the random
+//! part only let `status` tell people who holds a lock; nothing relies on them for safety.
+//!
+//! Layout: `<32 hex digits>:<host>:<pid>:<acquired, unix ms>[:<command>]`, with no spaces, so
+//! `--token $TOKEN` survives an unquoted shell expansion.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const RANDOM_BYTES: usize = 16;
+const MAX_COMMAND_CHARS: usize = 40;
+
+/// Who took a lock, as far as its token tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Holder {
+    pub(crate) host: String,
+    pub(crate) pid: u32,
+    pub(crate) acquired_unix_ms: u64,
+    pub(crate) command: Option<String>,
+}
+
+/// A fresh token for one acquisition. `command` is what `exec` runs, for `status` to show.
+pub(crate) fn new_token(command: Option<&str>) -> anyhow::Result<String> {
+    let mut random = [0u8; RANDOM_BYTES];
+    getrandom::fill(&mut random)
+        .map_err(|e| anyhow::anyhow!("cannot read random bytes from the operating system: {e}"))?;
+    let mut token = String::with_capacity(96);
+    for byte in random {
+        token.push_str(&format!("{byte:02x}"));
+    }
+    let acquired = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    token.push_str(&format!(
+        ":{}:{}:{acquired}",
+        sanitize(&hostname(), 64),
+        std::process::id()
+    ));
+    if let Some(command) = command {
+        token.push(':');
+        token.push_str(&sanitize(command, MAX_COMMAND_CHARS));
+    }
+    Ok(token)
+}
+
+/// The holder facts of a token made by redlock; `None` for other clients' tokens.
+pub(crate) fn holder(token: &str) -> Option<Holder> {
+    let mut parts = token.splitn(5, ':');
+    let random = parts.next()?;
+    if random.len() != RANDOM_BYTES * 2 || !random.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(Holder {
+        host: parts.next()?.to_string(),
+        pid: parts.next()?.parse().ok()?,
+        acquired_unix_ms: parts.next()?.parse().ok()?,
+        command: parts.next().map(str::to_string),
+    })
+}
+
+pub(crate) fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown-host".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Keeps the token one shell word with no separators inside a field.
+fn sanitize(text: &str, max_chars: usize) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-+/=@,".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(max_chars)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_unique_and_carry_holder_facts() {
+        let a = new_token(Some("./backup.sh --full")).unwrap();
+        let b = new_token(None).unwrap();
+        assert_ne!(a[..32], b[..32]);
+        let holder = holder(&a).unwrap();
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.command.as_deref(), Some("./backup.sh_--full"));
+        assert!(holder.acquired_unix_ms > 1_600_000_000_000);
+        assert!(!a.contains(' '));
+        assert_eq!(super::holder(&b).unwrap().command, None);
+    }
+
+    #[test]
+    fn foreign_tokens_have_no_holder() {
+        assert_eq!(holder("f47ac10b-58cc-4372-a567-0e02b2c3d479"), None);
+        assert_eq!(holder("other"), None);
+    }
+}
