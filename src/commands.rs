@@ -2,7 +2,7 @@
 
 use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, ReleaseArgs, TakeArgs};
 use crate::config::Config;
-use crate::exit::{self, Failure};
+use crate::exit;
 use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Wake};
 use crate::{signals, token};
 use std::io::Write;
@@ -34,7 +34,7 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
         // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
         // the lock back rather than leave it to expire.
         let _ = lock.release(&key, &held.token);
-        return Err(Failure::silent(exit::for_signal(signal)));
+        return Err(exit::quietly(exit::for_signal(signal)));
     }
     let output = if args.json {
         serde_json::json!({
@@ -53,7 +53,7 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     if let Err(err) = writeln!(std::io::stdout(), "{output}") {
         // A token nobody can read is a lock nobody can release: give it back.
         let _ = lock.release(&key, &held.token);
-        return Err(Failure::new(
+        return Err(exit::fail(
             exit::SOFTWARE,
             format!("cannot print the token ({err}); the lock was released"),
         ));
@@ -85,19 +85,19 @@ fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {
         _ => String::new(),
     };
     match err {
-        LockError::Busy { .. } => Failure::new(
+        LockError::Busy { .. } => exit::fail(
             take.conflict_exit_code.unwrap_or(exit::BUSY),
             format!("lock '{name}' is busy{waited}: {err}"),
         ),
-        LockError::Unavailable { .. } => Failure::new(
+        LockError::Unavailable { .. } => exit::fail(
             exit::UNAVAILABLE,
             format!("cannot acquire lock '{name}'{waited}: {err}"),
         ),
-        LockError::Interrupted(signal) => Failure::new(
+        LockError::Interrupted(signal) => exit::fail(
             exit::for_signal(signal),
             format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
         ),
-        LockError::NotHeld => Failure::new(exit::SOFTWARE, format!("lock '{name}': {err}")),
+        LockError::NotHeld => exit::fail(exit::SOFTWARE, format!("lock '{name}': {err}")),
     }
 }
 
@@ -129,14 +129,14 @@ fn release(config: &Config, args: &ReleaseArgs) -> anyhow::Result<u8> {
             }
             Ok(exit::SUCCESS)
         }
-        Err(LockError::NotHeld) => Err(Failure::new(
+        Err(LockError::NotHeld) => Err(exit::fail(
             exit::NEGATIVE,
             format!(
                 "lock '{}' is not held by this token (it expired, was released, or is held by someone else)",
                 args.name
             ),
         )),
-        Err(err) => Err(Failure::new(
+        Err(err) => Err(exit::fail(
             exit::UNAVAILABLE,
             format!("cannot tell whether lock '{}' was released: {err}", args.name),
         )),
@@ -165,7 +165,7 @@ fn force_release(lock: &mut Redlock, name: &str, key: &str) -> anyhow::Result<u8
     if removed > 0 {
         Ok(exit::SUCCESS)
     } else if answered < lock.quorum() {
-        Err(Failure::new(
+        Err(exit::fail(
             exit::UNAVAILABLE,
             format!(
                 "cannot force-release lock '{name}': only {answered} of {} servers answered",
@@ -173,7 +173,7 @@ fn force_release(lock: &mut Redlock, name: &str, key: &str) -> anyhow::Result<u8
             ),
         ))
     } else {
-        Err(Failure::new(
+        Err(exit::fail(
             exit::NEGATIVE,
             format!("lock '{name}' is not held on any server; nothing to remove"),
         ))
@@ -203,14 +203,14 @@ fn extend(config: &Config, args: &ExtendArgs) -> anyhow::Result<u8> {
             let _ = writeln!(std::io::stdout(), "{output}");
             Ok(exit::SUCCESS)
         }
-        Err(LockError::NotHeld) => Err(Failure::new(
+        Err(LockError::NotHeld) => Err(exit::fail(
             exit::NEGATIVE,
             format!(
                 "lock '{}' is not held by this token; nothing was extended",
                 args.name
             ),
         )),
-        Err(err) => Err(Failure::new(
+        Err(err) => Err(exit::fail(
             exit::UNAVAILABLE,
             format!("cannot extend lock '{}': {err}", args.name),
         )),

@@ -170,7 +170,7 @@ mod tests {
         assert!(config.check_ttl(Duration::from_secs(30)).is_ok());
         let err = config.check_ttl(Duration::from_millis(150)).unwrap_err();
         assert!(err.to_string().contains("--ttl 150ms"), "{err}");
-        assert!(config.check_ttl(Duration::from_micros(1500_500)).is_err());
+        assert!(config.check_ttl(Duration::from_micros(1_500_500)).is_err());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 
 use crate::cli::ExecArgs;
 use crate::config::Config;
-use crate::exit::{self, Failure};
+use crate::exit;
 
 pub(crate) fn run(_config: &Config, _args: &ExecArgs) -> anyhow::Result<u8> {
-    Err(Failure::new(exit::SOFTWARE, "exec is not implemented yet"))
+    Err(exit::fail(exit::SOFTWARE, "exec is not implemented yet"))
 }

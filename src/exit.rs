@@ -89,23 +89,22 @@ pub(crate) struct Failure {
     pub(crate) message: Option<String>,
 }
 
-impl Failure {
-    pub(crate) fn new(code: u8, message: impl Into<String>) -> anyhow::Error {
-        Failure {
-            code,
-            message: Some(message.into()),
-        }
-        .into()
+/// Ends the run with `code`, printing `message` once.
+pub(crate) fn fail(code: u8, message: impl Into<String>) -> anyhow::Error {
+    Failure {
+        code,
+        message: Some(message.into()),
     }
+    .into()
+}
 
-    /// A status with nothing to say (the lock is free, the command's own status).
-    pub(crate) fn silent(code: u8) -> anyhow::Error {
-        Failure {
-            code,
-            message: None,
-        }
-        .into()
+/// Ends the run with `code` and nothing to say (the lock is free, the command's own status).
+pub(crate) fn quietly(code: u8) -> anyhow::Error {
+    Failure {
+        code,
+        message: None,
     }
+    .into()
 }
 
 impl std::fmt::Display for Failure {

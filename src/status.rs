@@ -3,7 +3,7 @@
 
 use crate::cli::StatusArgs;
 use crate::config::Config;
-use crate::exit::{self, Failure};
+use crate::exit;
 use crate::lock::{self, Holding, KeyState, NodeError, Redlock, ServerState};
 use crate::token;
 use serde_json::{json, Value};
@@ -268,7 +268,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<u8>
             .iter()
             .filter_map(|(server, l)| l.as_ref().err().map(|e| format!("{server}: {e}")))
             .collect();
-        return Err(Failure::new(
+        return Err(exit::fail(
             exit::UNAVAILABLE,
             format!(
                 "only {answered} of {} servers answered; the list may be incomplete ({})",

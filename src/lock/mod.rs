@@ -110,6 +110,9 @@ pub(crate) enum Holding {
     Unknown,
 }
 
+/// One server's keys under a prefix and its view of each, or why it could not say.
+pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
+
 /// Result of a release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Released {
@@ -315,10 +318,7 @@ impl Redlock {
     }
 
     /// Every key under `prefix` on every server, with each server's view of it.
-    pub(crate) fn list(
-        &mut self,
-        prefix: &str,
-    ) -> Vec<(String, Result<BTreeMap<String, KeyState>, NodeError>)> {
+    pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
         let pattern = format!("{}*", glob_escape(prefix));
         let replies = self.nodes.round(|con| {
             let mut found = BTreeMap::new();

@@ -1,0 +1,319 @@
+//! Real redis-server processes for the tests: started on free loopback ports in a temp dir,
+//! killed by pid on drop (also when a test panics), and faults that are real: SIGSTOP, SIGKILL,
+//! restart on the same port, and a black hole that accepts connections and never answers.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// One redis-server we started.
+pub struct Redis {
+    pub port: u16,
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+    password: Option<String>,
+}
+
+impl Redis {
+    pub fn start() -> Redis {
+        Redis::start_with(&[])
+    }
+
+    /// Starts a server with extra `redis-server` arguments (e.g. `--requirepass x`).
+    pub fn start_with(extra: &[&str]) -> Redis {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let password = extra
+            .iter()
+            .position(|a| a == "--requirepass")
+            .map(|i| extra[i + 1].clone());
+        for _ in 0..20 {
+            let mut redis = Redis {
+                port: free_port(),
+                child: None,
+                dir: tempfile::tempdir().expect("temp dir"),
+                extra: extra.clone(),
+                password: password.clone(),
+            };
+            // False when another process took the port between our probe and the server's bind.
+            if redis.spawn() {
+                return redis;
+            }
+        }
+        panic!("could not start redis-server on a free port");
+    }
+
+    /// Starts the process on `self.port` and waits until it answers PING. False if it exited.
+    fn spawn(&mut self) -> bool {
+        let mut command = std::process::Command::new(redis_server());
+        command
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .args(&self.extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // If the test process dies without running Drop (SIGKILL), take the server with it.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command.spawn().unwrap_or_else(|e| {
+            panic!("cannot run redis-server ({e}): install it (Debian/Ubuntu: apt-get install redis-server)")
+        });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    self.child = None;
+                    return false;
+                }
+            }
+            if self.ping() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!(
+            "redis-server on port {} did not answer within 10s",
+            self.port
+        );
+    }
+
+    fn ping(&self) -> bool {
+        let Ok(client) = redis::Client::open(self.url_with_password()) else {
+            return false;
+        };
+        let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
+            return false;
+        };
+        redis::cmd("PING").query::<String>(&mut con).is_ok()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().expect("server is running").id() as i32
+    }
+
+    /// The URL without credentials.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The URL with the password, if the server has one.
+    pub fn url_with_password(&self) -> String {
+        match &self.password {
+            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}", self.port),
+            None => self.url(),
+        }
+    }
+
+    pub fn connection(&self) -> redis::Connection {
+        redis::Client::open(self.url_with_password())
+            .unwrap()
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .expect("connect to test redis")
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut self.connection())
+            .unwrap()
+    }
+
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.connection())
+            .unwrap()
+    }
+
+    pub fn set(&self, key: &str, value: &str) {
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg(value)
+            .query(&mut self.connection())
+            .unwrap();
+    }
+
+    /// SIGSTOP: the port still accepts connections, but nothing answers.
+    pub fn stop(&self) {
+        signal(self.pid(), libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), libc::SIGCONT);
+    }
+
+    /// SIGKILL and reap: the port refuses connections.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Kill, then start again on the same port with an empty dataset.
+    pub fn restart(&mut self) {
+        self.kill();
+        assert!(
+            self.spawn(),
+            "redis-server could not restart on port {}",
+            self.port
+        );
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_ref() {
+            signal(child.id() as i32, libc::SIGCONT);
+        }
+        self.kill();
+    }
+}
+
+/// N servers, as the lock sees them.
+pub struct Cluster {
+    pub servers: Vec<Redis>,
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Cluster {
+        // Started from this thread: PR_SET_PDEATHSIG fires when the spawning *thread* exits.
+        Cluster {
+            servers: (0..n).map(|_| Redis::start()).collect(),
+        }
+    }
+
+    pub fn urls(&self) -> String {
+        self.servers
+            .iter()
+            .map(|s| s.url_with_password())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// `redlock` with only this cluster configured, and no REDLOCK_* from the caller's env.
+    pub fn redlock(&self) -> Command {
+        let mut cmd = redlock();
+        cmd.env("REDLOCK_SERVERS", self.urls());
+        cmd
+    }
+
+    /// The lock's value on every server.
+    pub fn values(&self, key: &str) -> Vec<Option<String>> {
+        self.servers
+            .iter()
+            .map(|s| if s.is_running() { s.get(key) } else { None })
+            .collect()
+    }
+
+    /// How many servers hold `value` at `key`.
+    pub fn holding(&self, key: &str, value: &str) -> usize {
+        self.values(key)
+            .iter()
+            .filter(|v| v.as_deref() == Some(value))
+            .count()
+    }
+}
+
+/// The binary under test with a clean environment.
+pub fn redlock() -> Command {
+    let mut cmd = Command::cargo_bin("redlock").expect("redlock binary");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("REDLOCK_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.timeout(Duration::from_secs(60));
+    cmd
+}
+
+/// The path of the built binary, for tests that need a raw `std::process::Command`.
+pub fn redlock_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("redlock")
+}
+
+/// A port that accepts TCP connections and never reads or answers: a black-holed server.
+pub struct BlackHole {
+    listener: TcpListener,
+}
+
+impl BlackHole {
+    pub fn start() -> BlackHole {
+        BlackHole {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}",
+            self.listener.local_addr().unwrap().port()
+        )
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn signal(pid: i32, signal: i32) {
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Waits for `condition` to hold, polling; panics with `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("timed out after {limit:?} waiting for {what}");
+}
+
+fn redis_server() -> &'static Path {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::var_os("REDIS_SERVER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("redis-server"))
+    })
+}
+
+pub fn stdout_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+pub fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).trim().to_string()
+}
+
+/// True if a TCP connection to `port` is refused (nothing listening).
+pub fn port_closed(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port)).is_err()
+}

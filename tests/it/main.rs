@@ -1,0 +1,5 @@
+//! Integration tests: the real `redlock` binary against real redis-server processes.
+
+mod harness;
+
+mod engine;
