@@ -5,12 +5,9 @@ mod clock;
 mod commands;
 mod config;
 mod exec;
-#[allow(dead_code)] // exec (next) uses the rest of the table
 mod exit;
-#[allow(dead_code)] // exec (next) uses renewal deadlines and wake-ups
 mod lock;
 mod server;
-#[allow(dead_code)] // exec (next) unblocks signals in its child
 mod signals;
 mod status;
 mod token;

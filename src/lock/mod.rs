@@ -69,6 +69,7 @@ pub(crate) enum Wake {
     /// A signal asked us to stop.
     Interrupted(i32),
     /// A holder announced a release: worth trying again now.
+    #[allow(dead_code)] // sent by the release subscriptions (fast waits)
     Released,
 }
 
@@ -133,6 +134,11 @@ impl Redlock {
 
     pub(crate) fn servers(&self) -> &[Server] {
         self.nodes.servers()
+    }
+
+    /// The per-server budget of one round.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.nodes.timeout()
     }
 
     pub(crate) fn quorum(&self) -> usize {

@@ -1,0 +1,213 @@
+//! The command's process: spawned in its own process group so that a signal reaches the whole
+//! tree (`sh -c 'a | b'` included), given the terminal when we had it, and tied to our life so
+//! that it never runs on unprotected after redlock is SIGKILLed.
+//!
+//! Two mechanisms cover redlock's sudden death. The command itself gets `PR_SET_PDEATHSIG`, which
+//! the kernel delivers when its parent dies. Its own children do not, so a small guardian process,
+//! forked from us, waits for our death the same way and then signals the whole group: SIGTERM,
+//! then SIGKILL after the grace period. On a normal exit we kill the guardian first.
+
+use crate::signals;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus};
+use std::time::Duration;
+
+pub(crate) struct Supervised {
+    child: Child,
+    /// The process group of the command: its pid.
+    pgid: libc::pid_t,
+    guardian: Option<libc::pid_t>,
+    /// Our process group, when we handed the terminal to the command and must take it back.
+    terminal_owner: Option<libc::pid_t>,
+}
+
+/// How the command could not be started, in the shell's terms.
+pub(crate) enum SpawnError {
+    NotFound(io::Error),
+    NotExecutable(io::Error),
+    Other(io::Error),
+}
+
+impl Supervised {
+    /// Starts `argv` with `env` added. Must be called from the main thread: the kernel sends the
+    /// parent-death signal when the *thread* that forked exits.
+    pub(crate) fn spawn(
+        argv: &[String],
+        env: &[(&str, &str)],
+        grace: Duration,
+    ) -> Result<Supervised, SpawnError> {
+        let parent = std::process::id() as libc::pid_t;
+        let take_terminal = foreground_terminal();
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).envs(env.iter().copied());
+        command.process_group(0);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // We may have died between fork and prctl: then nobody would signal us.
+                if libc::getppid() != parent {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                if take_terminal {
+                    // Become the foreground group ourselves too, before exec, so that a command
+                    // reading the terminal at once is never stopped by SIGTTIN. We are still in the
+                    // background here, so SIGTTOU must be blocked while we ask.
+                    let mut block: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut block);
+                    libc::sigaddset(&mut block, libc::SIGTTOU);
+                    libc::sigprocmask(libc::SIG_BLOCK, &block, std::ptr::null_mut());
+                    libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
+                }
+                // Our signal mask (termination signals blocked for the watcher) survives exec.
+                signals::unblock_all()
+            });
+        }
+        let child = command.spawn().map_err(|err| match err.raw_os_error() {
+            Some(libc::ENOENT) => SpawnError::NotFound(err),
+            Some(libc::EACCES) | Some(libc::ENOEXEC) | Some(libc::EISDIR) | Some(libc::EPERM) => {
+                SpawnError::NotExecutable(err)
+            }
+            _ => SpawnError::Other(err),
+        })?;
+        let pgid = child.id() as libc::pid_t;
+        let terminal_owner = if take_terminal {
+            // SAFETY: plain syscalls on our own terminal and process group.
+            let ours = unsafe { libc::getpgrp() };
+            with_sigttou_blocked(|| unsafe {
+                libc::tcsetpgrp(libc::STDIN_FILENO, pgid);
+            });
+            Some(ours)
+        } else {
+            None
+        };
+        let guardian = spawn_guardian(pgid, grace).ok();
+        Ok(Supervised {
+            child,
+            pgid,
+            guardian,
+            terminal_owner,
+        })
+    }
+
+    pub(crate) fn pid(&self) -> libc::pid_t {
+        self.pgid
+    }
+
+    /// Sends `signal` to the command's whole process group.
+    pub(crate) fn signal_group(&self, signal: libc::c_int) {
+        // SAFETY: kill with a negative pid signals a process group; the group's leader is our
+        // unreaped child, so the pgid cannot have been reused.
+        unsafe {
+            libc::kill(-self.pgid, signal);
+        }
+    }
+
+    /// Reaps the command (it must have exited: see `wait_for_exit`), stops what it left in its
+    /// group, gives the terminal back and dismisses the guardian.
+    pub(crate) fn finish(mut self) -> io::Result<ExitStatus> {
+        // Anything the command left running in its group would run on without the lock.
+        self.signal_group(libc::SIGTERM);
+        let status = self.child.wait();
+        self.dismiss();
+        status
+    }
+
+    fn dismiss(&mut self) {
+        if let Some(owner) = self.terminal_owner.take() {
+            with_sigttou_blocked(|| unsafe {
+                libc::tcsetpgrp(libc::STDIN_FILENO, owner);
+            });
+        }
+        if let Some(guardian) = self.guardian.take() {
+            // SAFETY: the guardian is our child; kill and reap it.
+            unsafe {
+                libc::kill(guardian, libc::SIGKILL);
+                libc::waitpid(guardian, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// Blocks until the process `pid` has exited, without reaping it, so that its pid (and process
+/// group id) stay reserved until `finish`.
+pub(crate) fn wait_for_exit(pid: libc::pid_t) {
+    loop {
+        // SAFETY: waitid writes into the siginfo we own.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+/// True when stdin is a terminal whose foreground group is ours: then the command should own
+/// the terminal while it runs (reads, Ctrl-C and Ctrl-\ go straight to it, once).
+fn foreground_terminal() -> bool {
+    // SAFETY: plain queries on fd 0 and our own process group.
+    unsafe {
+        libc::isatty(libc::STDIN_FILENO) == 1
+            && libc::tcgetpgrp(libc::STDIN_FILENO) == libc::getpgrp()
+    }
+}
+
+fn with_sigttou_blocked(f: impl FnOnce()) {
+    // SAFETY: sigset operations on a set we own; the old mask is restored afterwards.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGTTOU);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+        f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+}
+
+/// Forks a process that does nothing until we die, then stops the command's group.
+fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t> {
+    let parent = std::process::id() as libc::pid_t;
+    // Prepared before fork: the child may only make async-signal-safe calls.
+    let mut wait_for: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut everything: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let grace = libc::timespec {
+        tv_sec: grace.as_secs() as libc::time_t,
+        tv_nsec: grace.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: initialising sets we own.
+    unsafe {
+        libc::sigemptyset(&mut wait_for);
+        libc::sigaddset(&mut wait_for, libc::SIGUSR2);
+        libc::sigfillset(&mut everything);
+    }
+    // SAFETY: after fork the child runs only raw syscalls (no allocation, no locks) and _exit.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => unsafe {
+            libc::sigprocmask(libc::SIG_SETMASK, &everything, std::ptr::null_mut());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2);
+            if libc::getppid() == parent {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                while libc::sigwaitinfo(&wait_for, &mut info) < 0 {}
+            }
+            // Our parent, redlock, is gone: the lock is no longer renewed.
+            libc::kill(-pgid, libc::SIGTERM);
+            libc::kill(-pgid, libc::SIGCONT);
+            libc::nanosleep(&grace, std::ptr::null_mut());
+            libc::kill(-pgid, libc::SIGKILL);
+            libc::_exit(0)
+        },
+        pid => Ok(pid),
+    }
+}

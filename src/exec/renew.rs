@@ -1,0 +1,146 @@
+//! The watchdog: a thread that keeps the lock alive while the command runs.
+//!
+//! It renews every TTL/3 (Redisson's schedule: 30 s lease, 10 s period) over its own persistent
+//! connections. A renewal counts only with a quorum and positive validity; a failed one is
+//! retried quickly, but never past the point where the command could no longer be stopped before
+//! the last confirmed validity runs out. Then, or as soon as a server says the token is gone, it
+//! reports the lock lost: the supervisor must stop the command.
+
+use crate::clock::BootInstant;
+use crate::lock::{jitter, Held, LockError, Redlock};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What the watchdog tells the supervisor.
+pub(crate) enum Report {
+    #[allow(dead_code)] // for the lifecycle log (--log-format json)
+    Renewed(Held),
+    /// The lock is no longer certainly ours. `grace` is how long the command may take to stop
+    /// after SIGTERM: it ends before the last confirmed validity does.
+    Lost { reason: String, grace: Duration },
+}
+
+pub(crate) struct Watchdog {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Starts renewing `held`. Reports go through `report`, wrapped by `wrap`.
+    pub(crate) fn start<E: Send + 'static>(
+        lock: Redlock,
+        key: String,
+        held: Held,
+        kill_after: Duration,
+        report: Sender<E>,
+        wrap: fn(Report) -> E,
+    ) -> std::io::Result<Watchdog> {
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("renewal".into())
+            .spawn(move || {
+                let mut renewal = Renewal {
+                    lock,
+                    key,
+                    held,
+                    kill_after,
+                    stopped,
+                };
+                while let Some(outcome) = renewal.next() {
+                    let lost = matches!(outcome, Report::Lost { .. });
+                    if report.send(wrap(outcome)).is_err() || lost {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Watchdog {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops renewing and waits for the thread (at most one renewal round, bounded by the
+    /// per-server timeout).
+    pub(crate) fn stop(mut self) {
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct Renewal {
+    lock: Redlock,
+    key: String,
+    held: Held,
+    kill_after: Duration,
+    stopped: Receiver<()>,
+}
+
+impl Renewal {
+    /// Waits for the next renewal and performs it. `None` once asked to stop.
+    fn next(&mut self) -> Option<Report> {
+        let ttl = self.held.ttl;
+        let due = self.held.since.add(ttl / 3);
+        self.sleep_until(due)?;
+        loop {
+            let give_up_at = self.give_up_at();
+            if give_up_at.has_passed() {
+                return Some(self.lost("renewal could not reach a quorum of servers in time"));
+            }
+            match self.lock.extend(&self.key, &self.held.token, ttl) {
+                Ok(held) => {
+                    self.held = held.clone();
+                    return Some(Report::Renewed(held));
+                }
+                Err(LockError::NotHeld) => {
+                    return Some(self.lost(
+                        "the key was deleted or taken over by another token on a quorum of servers",
+                    ));
+                }
+                Err(err) => {
+                    // Retry soon, but not so often that a down server's timeout is all we do.
+                    let retry =
+                        jitter((ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+                    let next_try = BootInstant::now().add(retry).min(self.give_up_at());
+                    self.sleep_until(next_try)?;
+                    if self.give_up_at().has_passed() {
+                        return Some(self.lost(&format!("renewal failed: {err}")));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The grace period a stopping command gets: `--kill-after`, but never so long that it
+    /// could outlast a third of the TTL.
+    fn grace(&self) -> Duration {
+        self.kill_after.min(self.held.ttl / 3)
+    }
+
+    /// The last moment to start a renewal round and still, if it fails, stop the command (a
+    /// round of `timeout`, then SIGTERM, grace, SIGKILL) before the validity runs out.
+    fn give_up_at(&self) -> BootInstant {
+        let reserve = self.grace() + self.lock.timeout();
+        let deadline = self.held.deadline();
+        let start = self.held.since;
+        // deadline - reserve, but not before `since`.
+        start.add(deadline.since(start).saturating_sub(reserve))
+    }
+
+    fn lost(&self, reason: &str) -> Report {
+        Report::Lost {
+            reason: reason.to_string(),
+            grace: self.grace().min(self.held.deadline().remaining()),
+        }
+    }
+
+    /// Sleeps until `at`; `None` when told to stop (or the supervisor is gone).
+    fn sleep_until(&self, at: BootInstant) -> Option<()> {
+        match self.stopped.recv_timeout(at.remaining()) {
+            Err(RecvTimeoutError::Timeout) => Some(()),
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+}
