@@ -29,6 +29,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
     let take = &args.take;
     let key = config.key(&take.name)?;
     config.check_ttl(take.ttl)?;
+    check_renewable(config, take.ttl)?;
     let mut lock = Redlock::new(config.servers.clone(), config.timeout);
     if let Some(token) = inherited_token(&mut lock, &key) {
         return Err(run_reentered(&args.command, &token));
@@ -95,6 +96,24 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         (None, Some(signal)) => exit::for_signal(signal),
         (None, None) => exit::SOFTWARE,
     })
+}
+
+/// A renewal is due after TTL/3 and may take one `--timeout`; if it fails, the command needs up to
+/// TTL/3 (the longest grace) to stop, and a retry another `--timeout`, all before the validity
+/// ends. A TTL too short for that would report the lock lost at the first renewal.
+fn check_renewable(config: &Config, ttl: std::time::Duration) -> anyhow::Result<()> {
+    let needed = ttl / 3 * 2 + config.timeout * 2 + lock::quorum::drift(ttl);
+    if needed >= ttl {
+        let minimum = (config.timeout * 2 + std::time::Duration::from_millis(2)) * 3 * 100 / 97;
+        return Err(crate::config::UsageError(format!(
+            "--ttl {} is too short for exec with a {} per-server timeout; expected at least {} ms so renewals have time",
+            humantime::format_duration(ttl),
+            humantime::format_duration(config.timeout),
+            minimum.as_millis() + 1
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Waits for the command to exit, forwarding signals and stopping it if the lock is lost.

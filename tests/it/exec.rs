@@ -465,3 +465,24 @@ fn exec_inside_exec_reenters_without_releasing_the_outer_lock() {
 fn signal_process(pid: i32, sig: i32) {
     signal(pid, sig);
 }
+
+#[test]
+fn exec_refuses_a_ttl_too_short_to_renew_and_runs_nothing() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let output = cluster
+        .redlock()
+        .args(["exec", "job", "--ttl", "500ms", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(64));
+    assert!(
+        stderr_of(&output).contains("--ttl 500ms"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(!marker.exists());
+    assert_eq!(cluster.values(KEY), vec![None]);
+}
