@@ -54,10 +54,10 @@ pub(crate) fn holder(token: &str) -> Option<Holder> {
         return None;
     }
     Some(Holder {
-        host: parts.next()?.to_string(),
+        host: unescape(parts.next()?),
         pid: parts.next()?.parse().ok()?,
         acquired_unix_ms: parts.next()?.parse().ok()?,
-        command: parts.next().map(str::to_string),
+        command: parts.next().map(unescape),
     })
 }
 
@@ -72,18 +72,43 @@ pub(crate) fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
-/// Keeps the token one shell word with no separators inside a field.
+/// Keeps the token one shell word with no separators inside a field: anything but a few safe
+/// characters is percent-encoded (and decoded again by `holder`).
 fn sanitize(text: &str, max_chars: usize) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-+/=@,".contains(c) {
-                c
-            } else {
-                '_'
+    let mut out = String::new();
+    for c in text.chars().take(max_chars) {
+        if c.is_ascii_alphanumeric() || "._-+/=@,".contains(c) {
+            out.push(c);
+        } else {
+            let mut utf8 = [0u8; 4];
+            for byte in c.encode_utf8(&mut utf8).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
             }
-        })
-        .take(max_chars)
-        .collect()
+        }
+    }
+    out
+}
+
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -97,10 +122,21 @@ mod tests {
         assert_ne!(a[..32], b[..32]);
         let holder = holder(&a).unwrap();
         assert_eq!(holder.pid, std::process::id());
-        assert_eq!(holder.command.as_deref(), Some("./backup.sh_--full"));
+        assert_eq!(holder.command.as_deref(), Some("./backup.sh --full"));
+        assert!(a.ends_with(":./backup.sh%20--full"), "{a}");
         assert!(holder.acquired_unix_ms > 1_600_000_000_000);
         assert!(!a.contains(' '));
         assert_eq!(super::holder(&b).unwrap().command, None);
+    }
+
+    #[test]
+    fn command_text_survives_the_round_trip() {
+        let token = new_token(Some("sh -c 'a | b' $HOME ü")).unwrap();
+        assert!(!token.contains([' ', '\'', '$', '|']), "{token}");
+        assert_eq!(
+            holder(&token).unwrap().command.as_deref(),
+            Some("sh -c 'a | b' $HOME ü")
+        );
     }
 
     #[test]
