@@ -23,11 +23,15 @@ fn main() -> ExitCode {
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
+        Err(err)
+            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            // Bare `redlock`: the help is what the user needs, but it is still a usage error.
+            let _ = err.print();
+            return ExitCode::from(exit::USAGE);
+        }
         Err(err) => {
-            // clap's own report spans several lines; scripts get one, naming the bad value.
-            let rendered = err.render().to_string();
-            let line = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("redlock: {}", line.trim_start_matches("error: "));
+            eprintln!("redlock: {}", one_line(&err.render().to_string()));
             return ExitCode::from(exit::USAGE);
         }
     };
@@ -41,4 +45,17 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// clap's report spans several lines (the error, its details, usage, a hint); scripts get one
+/// line: the error and its details, without the `error:` tag.
+fn one_line(report: &str) -> String {
+    report
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string()
 }
