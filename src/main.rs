@@ -7,8 +7,11 @@ mod config;
 mod exec;
 #[allow(dead_code)] // exec (next) uses the rest of the table
 mod exit;
+mod generate;
 #[allow(dead_code)] // exec (next) uses renewal deadlines and wake-ups
 mod lock;
+#[allow(dead_code)] // exec (next) emits the renewal, loss and child events
+mod report;
 mod server;
 #[allow(dead_code)] // exec (next) unblocks signals in its child
 mod signals;
@@ -39,7 +42,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let (code, has_message) = exit::code_of(&err);
             if has_message {
-                eprintln!("redlock: {err:#}");
+                report::get().error(&format!("{err:#}"), code);
             }
             ExitCode::from(code)
         }
