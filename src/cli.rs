@@ -320,6 +320,29 @@ mod tests {
     }
 
     #[test]
+    fn every_option_has_an_environment_variable() {
+        // --force is the deliberate exception: an exported variable must not make every
+        // release a forced one.
+        let exempt = ["help", "version", "force"];
+        let mut top = Cli::command();
+        top.build();
+        for command in std::iter::once(&top).chain(top.get_subcommands()) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.is_positional() || exempt.contains(&id) {
+                    continue;
+                }
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                assert!(
+                    env.as_deref().is_some_and(|e| e.starts_with("REDLOCK_")),
+                    "{} --{id} has no REDLOCK_* variable",
+                    command.get_name()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn durations_need_a_unit_and_a_positive_value() {
         assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
