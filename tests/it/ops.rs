@@ -303,14 +303,16 @@ fn a_stopped_tls_server_costs_one_timeout() {
     let started = Instant::now();
     let output = redlock()
         .env("REDLOCK_SERVERS", urls.join(","))
-        .args(["--tls-ca", &certs.path("ca.crt"), "--timeout", "300ms"])
+        .args(["--tls-ca", &certs.path("ca.crt"), "--timeout", "800ms"])
         .args(["acquire", "job", "-v"])
         .output()
         .unwrap();
     let took = started.elapsed();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    assert!(took < Duration::from_millis(1500), "took {took:?}");
-    assert!(stderr_of(&output).contains("no answer within 300ms"));
+    // One timeout for the stopped server (in parallel with the others), not one per step: the
+    // failed handshake is not retried. The margin absorbs a loaded CI machine.
+    assert!(took < Duration::from_millis(2000), "took {took:?}");
+    assert!(stderr_of(&output).contains("no answer within 800ms"));
 }
 
 #[test]
