@@ -17,6 +17,9 @@ pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) servers: ServerArgs,
 
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -64,6 +67,69 @@ pub(crate) struct ServerArgs {
         global = true
     )]
     pub(crate) password_file: Option<PathBuf>,
+
+    /// Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system's
+    #[arg(long, value_name = "FILE", env = "REDLOCK_TLS_CA", global = true)]
+    pub(crate) tls_ca: Option<PathBuf>,
+
+    /// Client certificate (PEM) for rediss:// servers that require one; needs --tls-key
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_TLS_CERT",
+        requires = "tls_key",
+        global = true
+    )]
+    pub(crate) tls_cert: Option<PathBuf>,
+
+    /// Private key (PEM) of the --tls-cert client certificate
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_TLS_KEY",
+        requires = "tls_cert",
+        global = true
+    )]
+    pub(crate) tls_key: Option<PathBuf>,
+
+    /// DANGEROUS: do not verify rediss:// servers' certificates, so anyone on the network path
+    /// can pose as a server and hand out locks. For testing only; prefer --tls-ca
+    #[arg(long, env = "REDLOCK_TLS_INSECURE", global = true)]
+    pub(crate) tls_insecure: bool,
+}
+
+/// What goes to stderr, and in which form. Results (tokens, tables) always go to stdout.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct OutputArgs {
+    /// Print each step's per-server outcome and latency, and the validity obtained
+    #[arg(
+        short = 'v',
+        long,
+        env = "REDLOCK_VERBOSE",
+        global = true,
+        conflicts_with = "quiet"
+    )]
+    pub(crate) verbose: bool,
+
+    /// Print errors only: no warnings, no events
+    #[arg(short = 'q', long, env = "REDLOCK_QUIET", global = true)]
+    pub(crate) quiet: bool,
+
+    /// Form of stderr lines: text for people, json for log collectors (one object per line)
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        env = "REDLOCK_LOG_FORMAT",
+        default_value = "text",
+        global = true
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -71,31 +137,57 @@ pub(crate) enum Command {
     /// Take the lock once (or keep trying for --wait) and print its token
     #[command(after_help = "Examples:
   TOKEN=$(redlock acquire deploy --ttl 5m) || exit
-  redlock acquire nightly --wait 30s --json")]
+  redlock acquire nightly --wait 30s --json
+  redlock -s redis://a:6379 -s redis://b:6379 -s redis://c:6379 acquire deploy -v")]
     Acquire(AcquireArgs),
 
     /// Release a lock held by TOKEN (compare-and-delete on every server)
     #[command(after_help = "Examples:
   redlock release deploy --token \"$TOKEN\"
-  REDLOCK_TOKEN=$TOKEN redlock release deploy")]
+  REDLOCK_TOKEN=$TOKEN redlock release deploy
+  redlock release deploy --force      # a stuck lock: delete it whoever holds it")]
     Release(ReleaseArgs),
 
     /// Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds
     #[command(after_help = "Examples:
-  redlock extend deploy --token \"$TOKEN\" --ttl 5m")]
+  redlock extend deploy --token \"$TOKEN\" --ttl 5m
+  while sleep 100; do redlock extend deploy --token \"$TOKEN\" --ttl 5m || break; done")]
     Extend(ExtendArgs),
 
     /// Show who holds a lock on each server, or list every lock under the prefix
     #[command(after_help = "Examples:
   redlock status nightly-backup
+  redlock status nightly-backup --json | jq .holder
   redlock status --json")]
     Status(StatusArgs),
 
     /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost
     #[command(after_help = "Examples:
   redlock exec nightly-backup -- ./backup.sh
-  redlock exec deploy --wait 10m -- sh -c 'make deploy'")]
+  redlock exec deploy --wait 10m -- sh -c 'make deploy'
+  redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl")]
     Exec(ExecArgs),
+
+    /// Write shell completions or man pages (for packagers)
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    /// What to write
+    pub(crate) what: Generated,
+
+    /// Directory to write the files into (created if missing)
+    pub(crate) dir: PathBuf,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Generated {
+    /// redlock.bash, _redlock (zsh) and redlock.fish
+    Completions,
+    /// redlock.1 and one page per subcommand (redlock-acquire.1, …)
+    Man,
 }
 
 /// How a lock is taken, shared by `acquire` and `exec`.
@@ -127,7 +219,7 @@ pub(crate) struct AcquireArgs {
     pub(crate) take: TakeArgs,
 
     /// Print one JSON object (name, key, token, ttl_ms, validity_ms) instead of the token
-    #[arg(long)]
+    #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }
 
@@ -146,7 +238,8 @@ pub(crate) struct ReleaseArgs {
     )]
     pub(crate) token: Option<String>,
 
-    /// Delete the lock whatever its token (for a stuck lock); prints what it removed
+    /// Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if
+    /// there was nothing. Deliberately has no environment variable: it must be typed each time
     #[arg(long, conflicts_with = "token")]
     pub(crate) force: bool,
 }
@@ -165,7 +258,7 @@ pub(crate) struct ExtendArgs {
     pub(crate) ttl: Duration,
 
     /// Print one JSON object instead of the validity
-    #[arg(long)]
+    #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }
 
@@ -175,7 +268,7 @@ pub(crate) struct StatusArgs {
     pub(crate) name: Option<String>,
 
     /// Print JSON for programs
-    #[arg(long)]
+    #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }
 
@@ -224,6 +317,29 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_option_has_an_environment_variable() {
+        // --force is the deliberate exception: an exported variable must not make every
+        // release a forced one.
+        let exempt = ["help", "version", "force"];
+        let mut top = Cli::command();
+        top.build();
+        for command in std::iter::once(&top).chain(top.get_subcommands()) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.is_positional() || exempt.contains(&id) {
+                    continue;
+                }
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                assert!(
+                    env.as_deref().is_some_and(|e| e.starts_with("REDLOCK_")),
+                    "{} --{id} has no REDLOCK_* variable",
+                    command.get_name()
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,17 +1,22 @@
 //! The one-shot subcommands (acquire, release, extend) and the dispatch to the others.
 
-use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, ReleaseArgs, TakeArgs};
+use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, OutputArgs, ReleaseArgs, TakeArgs};
 use crate::config::Config;
 use crate::exit;
 use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Wake};
+use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
 use std::io::Write;
 use std::sync::mpsc;
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<u8> {
+    report::init(reporter(&cli.output));
+    if let Command::Generate(args) = &cli.command {
+        return crate::generate::run(args);
+    }
     let config = Config::from_args(&cli.servers)?;
     for warning in &config.warnings {
-        eprintln!("redlock: {warning}");
+        report::warn(warning);
     }
     match cli.command {
         Command::Acquire(args) => acquire(&config, &args),
@@ -19,7 +24,32 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Extend(args) => extend(&config, &args),
         Command::Status(args) => crate::status::run(&config, &args),
         Command::Exec(args) => crate::exec::run(&config, &args),
+        Command::Generate(args) => crate::generate::run(&args),
     }
+}
+
+fn reporter(output: &OutputArgs) -> Reporter {
+    let level = if output.quiet {
+        Level::Quiet
+    } else if output.verbose {
+        Level::Verbose
+    } else {
+        Level::Normal
+    };
+    Reporter {
+        level,
+        format: output.log_format,
+    }
+}
+
+/// The engine over the configured servers; with `-v`, every round it makes is reported.
+pub(crate) fn redlock(config: &Config) -> Redlock {
+    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let reporter = report::get();
+    if reporter.level == Level::Verbose {
+        lock.set_observer(Box::new(move |round| reporter.round(round)));
+    }
+    lock
 }
 
 fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
@@ -28,7 +58,8 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     config.check_ttl(take.ttl)?;
     let (wake_tx, wakes) = mpsc::channel();
     signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
-    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let mut lock = redlock(config);
+    let started = crate::clock::BootInstant::now();
     let held = take_lock(&mut lock, &key, take, None, &wakes)?;
     if let Some(signal) = pending_interrupt(&wakes) {
         // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
@@ -36,6 +67,16 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
         let _ = lock.release(&key, &held.token);
         return Err(exit::quietly(exit::for_signal(signal)));
     }
+    report::emit(&Event::Acquired {
+        name: &take.name,
+        key: &key,
+        token: &held.token,
+        ttl: held.ttl,
+        validity: held.validity,
+        votes: held.votes,
+        servers: lock.servers().len(),
+        waited: started.elapsed(),
+    });
     let output = if args.json {
         serde_json::json!({
             "name": take.name,
@@ -110,7 +151,7 @@ fn pending_interrupt(wakes: &mpsc::Receiver<Wake>) -> Option<i32> {
 
 fn release(config: &Config, args: &ReleaseArgs) -> anyhow::Result<u8> {
     let key = config.key(&args.name)?;
-    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let mut lock = redlock(config);
     let Some(token) = args.token.as_deref().filter(|_| !args.force) else {
         return force_release(&mut lock, &args.name, &key);
     };
@@ -122,11 +163,19 @@ fn release(config: &Config, args: &ReleaseArgs) -> anyhow::Result<u8> {
     }
     match lock.release(&key, token) {
         Ok(released) => {
-            for (server, why) in released.failures {
-                eprintln!(
-                    "redlock: warning: {server}: {why}; the lock there expires by its ttl"
-                );
+            for (server, why) in &released.failures {
+                report::warn(&format!(
+                    "{server}: {why}; the lock there expires by its ttl"
+                ));
             }
+            report::emit(&Event::Released {
+                name: &args.name,
+                key: &key,
+                token: Some(token),
+                deleted: released.deleted,
+                servers: lock.servers().len(),
+                forced: false,
+            });
             Ok(exit::SUCCESS)
         }
         Err(LockError::NotHeld) => Err(exit::fail(
@@ -159,10 +208,18 @@ fn force_release(lock: &mut Redlock, name: &str, key: &str) -> anyhow::Result<u8
                 let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
             }
             Ok(KeyState::Absent) => answered += 1,
-            Err(why) => eprintln!("redlock: warning: {}: {why}", state.server),
+            Err(why) => report::warn(&format!("{}: {why}", state.server)),
         }
     }
     if removed > 0 {
+        report::emit(&Event::Released {
+            name,
+            key,
+            token: None,
+            deleted: removed,
+            servers: states.len(),
+            forced: true,
+        });
         Ok(exit::SUCCESS)
     } else if answered < lock.quorum() {
         Err(exit::fail(
@@ -183,9 +240,18 @@ fn force_release(lock: &mut Redlock, name: &str, key: &str) -> anyhow::Result<u8
 fn extend(config: &Config, args: &ExtendArgs) -> anyhow::Result<u8> {
     let key = config.key(&args.name)?;
     config.check_ttl(args.ttl)?;
-    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let mut lock = redlock(config);
     match lock.extend(&key, &args.token, args.ttl) {
         Ok(held) => {
+            report::emit(&Event::Renewed {
+                name: &args.name,
+                key: &key,
+                token: &held.token,
+                ttl: held.ttl,
+                validity: held.validity,
+                votes: held.votes,
+                servers: lock.servers().len(),
+            });
             let validity_ms = held.validity.as_millis() as u64;
             let output = if args.json {
                 serde_json::json!({

@@ -4,7 +4,8 @@
 
 use crate::cli::ServerArgs;
 use crate::lock::quorum;
-use crate::server::{Credentials, Server};
+use crate::server::{Credentials, Server, Tls};
+use std::path::Path;
 use std::time::Duration;
 
 const DEFAULT_SERVER: &str = "redis://127.0.0.1:6379";
@@ -37,6 +38,7 @@ pub(crate) struct Config {
 impl Config {
     pub(crate) fn from_args(args: &ServerArgs) -> anyhow::Result<Config> {
         let credentials = credentials(args)?;
+        let tls = tls(args)?;
         let urls: Vec<&str> = if args.servers.is_empty() {
             vec![DEFAULT_SERVER]
         } else {
@@ -49,15 +51,23 @@ impl Config {
                     "empty server URL; expected e.g. redis://127.0.0.1:6379".into(),
                 ));
             }
-            let server = Server::parse(url, &credentials).map_err(usage)?;
+            let server = Server::parse(url, &credentials, &tls).map_err(usage)?;
             if !servers.iter().any(|s| s.identity == server.identity) {
                 servers.push(server);
             }
         }
+        let tls_flags = args.tls_ca.is_some() || args.tls_cert.is_some() || args.tls_insecure;
+        if tls_flags && !servers.iter().any(Server::is_tls) {
+            // Better refuse than let someone believe their traffic is encrypted.
+            return Err(usage(
+                "TLS options were given but no server URL uses TLS; expected rediss://host:port"
+                    .into(),
+            ));
+        }
         let mut warnings = Vec::new();
         if servers.len() % 2 == 0 {
             warnings.push(format!(
-                "warning: {} servers is an even number; a quorum needs {}, so an odd number tolerates the same failures with one server fewer",
+                "{} servers is an even number; a quorum needs {}, so an odd number tolerates the same failures with one server fewer",
                 servers.len(),
                 quorum::quorum(servers.len())
             ));
@@ -113,13 +123,66 @@ impl Config {
     }
 }
 
+fn tls(args: &ServerArgs) -> anyhow::Result<Tls> {
+    let ca = args
+        .tls_ca
+        .as_deref()
+        .map(|path| read_pem("--tls-ca", path))
+        .transpose()?;
+    let client = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some((read_pem("--tls-cert", cert)?, read_pem("--tls-key", key)?))
+        }
+        (None, None) => None,
+        _ => {
+            return Err(usage(
+                "--tls-cert and --tls-key go together; expected both or neither".into(),
+            ))
+        }
+    };
+    Ok(Tls {
+        ca,
+        client,
+        insecure: args.tls_insecure,
+    })
+}
+
+fn read_pem(flag: &str, path: &Path) -> anyhow::Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        usage(format!(
+            "{flag} {}: {}; expected a readable PEM file",
+            path.display(),
+            io_reason(&e)
+        ))
+    })?;
+    if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(usage(format!(
+            "{flag} {}: not PEM; expected a file with -----BEGIN ...----- blocks",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// `No such file or directory (os error 2)` without the errno, lowercased.
+fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 fn credentials(args: &ServerArgs) -> anyhow::Result<Credentials> {
     let password = match &args.password_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 usage(format!(
-                    "--password-file {}: {e}; expected a readable file holding the password",
-                    path.display()
+                    "--password-file {}: {}; expected a readable file holding the password",
+                    path.display(),
+                    io_reason(&e)
                 ))
             })?;
             Some(text.trim_end_matches(['\n', '\r']).to_string())
@@ -145,6 +208,10 @@ mod tests {
             timeout: Duration::from_millis(200),
             username: None,
             password_file: None,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
+            tls_insecure: false,
         }
     }
 

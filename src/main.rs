@@ -6,7 +6,10 @@ mod commands;
 mod config;
 mod exec;
 mod exit;
+mod generate;
 mod lock;
+#[allow(dead_code)] // exec (next) emits the renewal, loss and child events
+mod report;
 mod server;
 mod signals;
 mod status;
@@ -40,7 +43,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let (code, has_message) = exit::code_of(&err);
             if has_message {
-                eprintln!("redlock: {err:#}");
+                report::get().error(&format!("{err:#}"), code);
             }
             ExitCode::from(code)
         }

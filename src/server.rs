@@ -1,6 +1,7 @@
-//! Server addresses: parsing `redis://` URLs and showing them without their password.
+//! Server addresses: parsing `redis://` and `rediss://` URLs, preparing each server's client
+//! (credentials and TLS settings included), and showing servers without their password.
 
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use redis::{Client, ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
@@ -11,6 +12,18 @@ pub(crate) struct Server {
     /// same server and vote once.
     pub(crate) identity: String,
     pub(crate) info: ConnectionInfo,
+    /// Built once here, so that certificates are read and checked before anything is sent.
+    pub(crate) client: Client,
+}
+
+/// TLS settings for every `rediss://` server, as PEM bytes already read from their files.
+#[derive(Clone, Default)]
+pub(crate) struct Tls {
+    pub(crate) ca: Option<Vec<u8>>,
+    /// Client certificate chain and private key.
+    pub(crate) client: Option<(Vec<u8>, Vec<u8>)>,
+    /// Accept any certificate (`--tls-insecure`).
+    pub(crate) insecure: bool,
 }
 
 /// Credentials that come from the environment or a file rather than the URL.
@@ -21,9 +34,13 @@ pub(crate) struct Credentials {
 }
 
 impl Server {
-    pub(crate) fn parse(url: &str, credentials: &Credentials) -> Result<Server, String> {
+    pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = redact(url);
-        let url = normalize(url);
+        let mut url = normalize(url);
+        if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
+            // The redis crate's spelling of "do not verify the certificate".
+            url.push_str("#insecure");
+        }
         let info = url
             .as_str()
             .into_connection_info()
@@ -63,11 +80,49 @@ impl Server {
             ConnectionAddr::Unix(path) => format!("unix:{}/{db}", path.display()),
             other => format!("{other}/{db}"),
         };
+        let info = info.set_redis_settings(settings);
+        let client = client(&info, tls).map_err(|e| {
+            format!(
+                "cannot use the TLS files for '{display}': {}; expected PEM certificates (--tls-ca, --tls-cert) and a PEM private key (--tls-key)",
+                lowercase_first(first_line(&e.to_string()))
+            )
+        })?;
         Ok(Server {
             display,
             identity,
-            info: info.set_redis_settings(settings),
+            info,
+            client,
         })
+    }
+
+    pub(crate) fn is_tls(&self) -> bool {
+        matches!(self.info.addr(), ConnectionAddr::TcpTls { .. })
+    }
+}
+
+fn client(info: &ConnectionInfo, tls: &Tls) -> redis::RedisResult<Client> {
+    let is_tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
+    if !is_tls || (tls.ca.is_none() && tls.client.is_none()) {
+        // Plain servers, and rediss:// servers checked against the system's trust store.
+        return Client::open(info.clone());
+    }
+    Client::build_with_tls(
+        info.clone(),
+        redis::TlsCertificates {
+            client_tls: tls.client.as_ref().map(|(cert, key)| ClientTlsConfig {
+                client_cert: cert.clone(),
+                client_key: key.clone(),
+            }),
+            root_cert: tls.ca.clone(),
+        },
+    )
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -133,12 +188,12 @@ mod tests {
     #[test]
     fn identity_ignores_spelling_and_credentials() {
         let none = Credentials::default();
-        let a = Server::parse("redis://LocalHost:7000/0", &none).unwrap();
-        let b = Server::parse("redis://:pw@localhost:7000", &none).unwrap();
-        let c = Server::parse("redis://localhost:7000/1", &none).unwrap();
+        let a = Server::parse("redis://LocalHost:7000/0", &none, &Tls::default()).unwrap();
+        let b = Server::parse("redis://:pw@localhost:7000", &none, &Tls::default()).unwrap();
+        let c = Server::parse("redis://localhost:7000/1", &none, &Tls::default()).unwrap();
         assert_eq!(a.identity, b.identity);
         assert_ne!(a.identity, c.identity);
-        let unix = Server::parse("/tmp/redis.sock", &none).unwrap();
+        let unix = Server::parse("/tmp/redis.sock", &none, &Tls::default()).unwrap();
         assert_eq!(unix.identity, "unix:/tmp/redis.sock/0");
     }
 
@@ -148,16 +203,16 @@ mod tests {
             username: Some("app".into()),
             password: Some("from-env".into()),
         };
-        let plain = Server::parse("redis://h:1", &creds).unwrap();
+        let plain = Server::parse("redis://h:1", &creds, &Tls::default()).unwrap();
         assert_eq!(plain.info.redis_settings().password(), Some("from-env"));
         assert_eq!(plain.info.redis_settings().username(), Some("app"));
-        let explicit = Server::parse("redis://u:url-pw@h:1", &creds).unwrap();
+        let explicit = Server::parse("redis://u:url-pw@h:1", &creds, &Tls::default()).unwrap();
         assert_eq!(explicit.info.redis_settings().password(), Some("url-pw"));
     }
 
     #[test]
     fn bad_urls_are_named_without_their_password() {
-        let err = Server::parse("http://u:pw@host", &Credentials::default())
+        let err = Server::parse("http://u:pw@host", &Credentials::default(), &Tls::default())
             .err()
             .unwrap();
         assert!(err.contains("http://u:***@host"), "{err}");

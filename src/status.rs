@@ -12,7 +12,7 @@ use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(crate) fn run(config: &Config, args: &StatusArgs) -> anyhow::Result<u8> {
-    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let mut lock = crate::commands::redlock(config);
     match &args.name {
         Some(name) => one(config, &mut lock, name, args.json),
         None => all(config, &mut lock, args.json),

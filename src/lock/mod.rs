@@ -4,6 +4,7 @@
 //! argument, step by step, is in the comments of `try_acquire`.
 
 mod nodes;
+mod observe;
 pub(crate) mod quorum;
 mod scripts;
 
@@ -11,6 +12,7 @@ use crate::clock::BootInstant;
 use crate::server::Server;
 pub(crate) use nodes::NodeError;
 use nodes::{Nodes, Reply};
+pub(crate) use observe::{Observer, Round};
 use quorum::{verdict, Verdict};
 pub(crate) use scripts::release_channel;
 use std::collections::BTreeMap;
@@ -123,12 +125,14 @@ pub(crate) struct Released {
 
 pub(crate) struct Redlock {
     nodes: Nodes,
+    observer: Option<Observer>,
 }
 
 impl Redlock {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Redlock {
         Redlock {
             nodes: Nodes::new(servers, timeout),
+            observer: None,
         }
     }
 
@@ -199,6 +203,12 @@ impl Redlock {
         let validity = outcome
             .quorum_reached_at(self.quorum())
             .and_then(|at| quorum::validity(ttl, at.since(started)));
+        self.observe("acquire", key, &replies, started, validity, |set| {
+            (
+                if *set { "set" } else { "refused (key exists)" }.into(),
+                *set,
+            )
+        });
         match (outcome.verdict(self.nodes.len()), validity) {
             (Verdict::Yes, Some(validity)) => Ok(Held {
                 token: token.to_string(),
@@ -232,6 +242,7 @@ impl Redlock {
     /// one-shot `release` does not exit before its deletes went out.
     pub(crate) fn release(&mut self, key: &str, token: &str) -> Result<Released, LockError> {
         let channel = release_channel(key);
+        let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let deleted: i64 = scripts::release()
                 .key(key)
@@ -239,6 +250,17 @@ impl Redlock {
                 .arg(&channel)
                 .invoke(con)?;
             Ok(deleted == 1)
+        });
+        self.observe("release", key, &replies, started, None, |deleted| {
+            (
+                if *deleted {
+                    "deleted"
+                } else {
+                    "not held by this token"
+                }
+                .into(),
+                *deleted,
+            )
         });
         let outcome = tally(&replies, |deleted| *deleted);
         let failures = self.failures(&replies);
@@ -275,6 +297,17 @@ impl Redlock {
         let validity = outcome
             .quorum_reached_at(self.quorum())
             .and_then(|at| quorum::validity(ttl, at.since(started)));
+        self.observe("extend", key, &replies, started, validity, |extended| {
+            (
+                if *extended {
+                    "extended"
+                } else {
+                    "not held by this token"
+                }
+                .into(),
+                *extended,
+            )
+        });
         match (outcome.verdict(self.nodes.len()), validity) {
             (Verdict::Yes, Some(validity)) => Ok(Held {
                 token: token.to_string(),
@@ -309,6 +342,14 @@ impl Redlock {
                 KeyState::Absent
             })
         });
+        self.observe(
+            "force-release",
+            key,
+            &replies,
+            started,
+            None,
+            describe_state,
+        );
         self.states(replies, started)
     }
 
@@ -320,12 +361,14 @@ impl Redlock {
                 scripts::inspect().key(key).invoke(con)?;
             Ok(key_state(&kind, value, pttl))
         });
+        self.observe("inspect", key, &replies, started, None, describe_state);
         (self.states(replies, started), started)
     }
 
     /// Every key under `prefix` on every server, with each server's view of it.
     pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
         let pattern = format!("{}*", glob_escape(prefix));
+        let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let mut found = BTreeMap::new();
             let mut cursor: u64 = 0;
@@ -369,6 +412,9 @@ impl Redlock {
                 }
                 cursor = next;
             }
+        });
+        self.observe("list", prefix, &replies, started, None, |found| {
+            (format!("{} keys", found.len()), true)
         });
         self.servers()
             .iter()
@@ -511,6 +557,20 @@ fn most_common_token(states: &[ServerState]) -> Option<String> {
         .into_iter()
         .max_by_key(|(_, count)| *count)
         .map(|(token, _)| token.to_string())
+}
+
+/// A server's view of a key in a few words, for observers; a present key counts as a yes.
+fn describe_state(state: &KeyState) -> (String, bool) {
+    match state {
+        KeyState::Absent => ("absent".into(), false),
+        KeyState::Present { token, ttl } => {
+            let who = token
+                .as_deref()
+                .map_or_else(|| "a non-string value".into(), describe_token);
+            let ttl = ttl.map_or_else(String::new, |ttl| format!(", ttl {} ms", ttl.as_millis()));
+            (format!("held by {who}{ttl}"), true)
+        }
+    }
 }
 
 fn key_state(kind: &str, value: Option<String>, pttl: i64) -> KeyState {

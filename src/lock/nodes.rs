@@ -4,7 +4,7 @@
 
 use crate::clock::BootInstant;
 use crate::server::Server;
-use redis::{Client, Connection, RedisError, RedisResult};
+use redis::{Connection, RedisError, RedisResult};
 use std::time::Duration;
 
 /// Why one server's vote did not count.
@@ -126,8 +126,12 @@ fn connect_and_run<T>(
     let connection = match slot {
         Some(connection) => connection,
         None => {
-            let client = Client::open(server.info.clone())?;
-            slot.insert(client.get_connection_with_timeout(remaining(deadline)?)?)
+            // The connect timeout covers TCP, the TLS handshake and AUTH alike.
+            slot.insert(
+                server
+                    .client
+                    .get_connection_with_timeout(remaining(deadline)?)?,
+            )
         }
     };
     let left = remaining(deadline)?;

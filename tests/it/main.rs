@@ -4,3 +4,4 @@ mod harness;
 
 mod engine;
 mod exec;
+mod ops;

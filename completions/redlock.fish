@@ -1,0 +1,153 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_redlock_global_optspecs
+    string join \n s/server= prefix= timeout= username= password-file= tls-ca= tls-cert= tls-key= tls-insecure v/verbose q/quiet log-format= h/help V/version
+end
+
+function __fish_redlock_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_redlock_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_redlock_using_subcommand
+    set -l cmd (__fish_redlock_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_needs_command" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_needs_command" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_needs_command" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_needs_command" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_needs_command" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_needs_command" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_needs_command" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_needs_command" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take the lock once (or keep trying for --wait) and print its token'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock held by TOKEN (compare-and-delete on every server)'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock on each server, or list every lock under the prefix'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "exec" -d 'Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "generate" -d 'Write shell completions or man pages (for packagers)'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How long the lock lives on the servers unless extended or released' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying for up to DUR while the lock is busy or unreachable (default: try once)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms) instead of the token'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if there was nothing. Deliberately has no environment variable: it must be typed each time'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l ttl -d 'The new TTL, counted from now' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print JSON for programs'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l ttl -d 'How long the lock lives on the servers unless extended or released' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s w -l wait -d 'Keep trying for up to DUR while the lock is busy or unreachable (default: try once)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long before SIGKILL' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l timeout -d 'Budget per server for connecting and answering; one slow or dead server costs this, no more' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l username -d 'ACL username for servers whose URL names none' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s V -l version -d 'Print version'
