@@ -3,7 +3,8 @@
 use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, ReleaseArgs, TakeArgs};
 use crate::config::Config;
 use crate::exit;
-use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Wake};
+use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Waiting, Wake};
+use crate::progress::WaitLine;
 use crate::{signals, token};
 use std::io::Write;
 use std::sync::mpsc;
@@ -69,12 +70,28 @@ pub(crate) fn take_lock(
     command: Option<&str>,
     wakes: &mpsc::Receiver<Wake>,
 ) -> anyhow::Result<lock::Held> {
-    let retry = RetryPolicy {
-        delay: take.retry_delay,
+    let mut line = take.wait.and_then(|_| WaitLine::on_terminal(&take.name));
+    let mut show = |progress: &lock::WaitProgress| {
+        if let Some(line) = line.as_mut() {
+            line.show(progress);
+        }
+    };
+    let waiting = Waiting {
+        wait: take.wait,
+        retry: RetryPolicy {
+            delay: take.retry_delay,
+        },
+        wakes: Some(wakes),
+        // Release notifications join the channel the signals arrive on.
+        notify: take.wait.and_then(|_| signals::sender::<Wake>()),
+        progress: Some(&mut show),
     };
     let mut new_token = || token::new_token(command);
-    let result = lock.acquire(key, take.ttl, take.wait, retry, &mut new_token, Some(wakes))?;
-    result.map_err(|err| refusal(&take.name, take, err))
+    let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
+    if let Some(line) = line.as_mut() {
+        line.clear();
+    }
+    result?.map_err(|err| refusal(&take.name, take, err))
 }
 
 fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {

@@ -9,6 +9,7 @@ mod exec;
 mod exit;
 #[allow(dead_code)] // exec (next) uses renewal deadlines and wake-ups
 mod lock;
+mod progress;
 mod server;
 #[allow(dead_code)] // exec (next) unblocks signals in its child
 mod signals;

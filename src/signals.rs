@@ -4,8 +4,16 @@
 //! inherits the block and only our watcher thread, in `sigwait`, ever receives them. That lets a
 //! waiting acquire stop cleanly (nothing left on any server) and lets `exec` decide what each
 //! signal means. A blocked mask survives `execve`, so a child must call `unblock_all` before exec.
+//!
+//! The channel is also where other wake-ups go (a lock released elsewhere), so that a waiter
+//! blocks on one receiver: `watch` keeps a copy of the sender for `sender` to hand out.
 
+use std::any::Any;
 use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+/// The sender most recently given to `watch`, whatever its message type.
+static SENDER: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
 
 /// The signals that ask redlock to stop.
 pub(crate) const TERMINATING: [libc::c_int; 4] =
@@ -24,6 +32,9 @@ pub(crate) fn watch<T: Send + 'static>(
     if rc != 0 {
         return Err(std::io::Error::from_raw_os_error(rc));
     }
+    if let Ok(mut slot) = SENDER.lock() {
+        *slot = Some(Box::new(tx.clone()));
+    }
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
@@ -37,6 +48,12 @@ pub(crate) fn watch<T: Send + 'static>(
             }
         })?;
     Ok(())
+}
+
+/// Another sender on the channel `watch` was given, if it carries `T`.
+pub(crate) fn sender<T: Send + 'static>() -> Option<Sender<T>> {
+    let slot = SENDER.lock().ok()?;
+    slot.as_ref()?.downcast_ref::<Sender<T>>().cloned()
 }
 
 /// Clears the signal mask. Async-signal-safe, for use between fork and exec.
