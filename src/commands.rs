@@ -28,10 +28,18 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     let key = config.key(&take.name)?;
     config.check_ttl(take.ttl)?;
     let (wake_tx, wakes) = mpsc::channel();
-    signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    if take.wait.is_some() {
+        signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    } else {
+        // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
+        // finish the attempt and then act on them, and saves starting a thread.
+        signals::block(&signals::TERMINATING)?;
+    }
     let mut lock = Redlock::new(config.servers.clone(), config.timeout);
     let held = take_lock(&mut lock, &key, take, None, &wakes)?;
-    if let Some(signal) = pending_interrupt(&wakes) {
+    let interrupted =
+        pending_interrupt(&wakes).or_else(|| signals::take_pending(&signals::TERMINATING));
+    if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
         // the lock back rather than leave it to expire.
         let _ = lock.release(&key, &held.token);
