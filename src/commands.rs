@@ -3,7 +3,8 @@
 use crate::cli::{AcquireArgs, Cli, Command, ExtendArgs, OutputArgs, ReleaseArgs, TakeArgs};
 use crate::config::Config;
 use crate::exit;
-use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Wake};
+use crate::lock::{self, KeyState, LockError, Redlock, RetryPolicy, Waiting, Wake};
+use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
 use std::io::Write;
@@ -57,11 +58,19 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     let key = config.key(&take.name)?;
     config.check_ttl(take.ttl)?;
     let (wake_tx, wakes) = mpsc::channel();
-    signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    if take.wait.is_some() {
+        signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    } else {
+        // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
+        // finish the attempt and then act on them, and saves starting a thread.
+        signals::block(&signals::TERMINATING)?;
+    }
     let mut lock = redlock(config);
     let started = crate::clock::BootInstant::now();
     let held = take_lock(&mut lock, &key, take, None, &wakes)?;
-    if let Some(signal) = pending_interrupt(&wakes) {
+    let interrupted =
+        pending_interrupt(&wakes).or_else(|| signals::take_pending(&signals::TERMINATING));
+    if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
         // the lock back rather than leave it to expire.
         let _ = lock.release(&key, &held.token);
@@ -110,12 +119,28 @@ pub(crate) fn take_lock(
     command: Option<&str>,
     wakes: &mpsc::Receiver<Wake>,
 ) -> anyhow::Result<lock::Held> {
-    let retry = RetryPolicy {
-        delay: take.retry_delay,
+    let mut line = take.wait.and_then(|_| WaitLine::on_terminal(&take.name));
+    let mut show = |progress: &lock::WaitProgress| {
+        if let Some(line) = line.as_mut() {
+            line.show(progress);
+        }
+    };
+    let waiting = Waiting {
+        wait: take.wait,
+        retry: RetryPolicy {
+            delay: take.retry_delay,
+        },
+        wakes: Some(wakes),
+        // Release notifications join the channel the signals arrive on.
+        notify: take.wait.and_then(|_| signals::sender::<Wake>()),
+        progress: Some(&mut show),
     };
     let mut new_token = || token::new_token(command);
-    let result = lock.acquire(key, take.ttl, take.wait, retry, &mut new_token, Some(wakes))?;
-    result.map_err(|err| refusal(&take.name, take, err))
+    let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
+    if let Some(line) = line.as_mut() {
+        line.clear();
+    }
+    result?.map_err(|err| refusal(&take.name, take, err))
 }
 
 fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {

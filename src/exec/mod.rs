@@ -9,10 +9,11 @@ mod child;
 mod renew;
 
 use crate::cli::ExecArgs;
-use crate::commands::take_lock;
+use crate::commands::{redlock, take_lock};
 use crate::config::Config;
 use crate::exit;
 use crate::lock::{self, Holding, Redlock, Wake};
+use crate::report::{self, Event as Log};
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
 use renew::{Report, Watchdog};
@@ -30,18 +31,36 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
     let key = config.key(&take.name)?;
     config.check_ttl(take.ttl)?;
     check_renewable(config, take.ttl)?;
-    let mut lock = Redlock::new(config.servers.clone(), config.timeout);
+    let mut lock = redlock(config);
     if let Some(token) = inherited_token(&mut lock, &key) {
         return Err(run_reentered(&args.command, &token));
     }
 
     let (wake_tx, wakes) = mpsc::channel();
     signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    let started = BootInstant::now();
     let held = take_lock(&mut lock, &key, take, Some(&args.command.join(" ")), &wakes)?;
     if let Some(signal) = wakes.try_iter().find_map(interrupt) {
         let _ = lock.release(&key, &held.token);
         return Err(exit::quietly(exit::for_signal(signal)));
     }
+    let servers = lock.servers().len();
+    report::emit(&Log::Acquired {
+        name: &take.name,
+        key: &key,
+        token: &held.token,
+        ttl: held.ttl,
+        validity: held.validity,
+        votes: held.votes,
+        servers,
+        waited: started.elapsed(),
+    });
+    let lifecycle = Lifecycle {
+        name: &take.name,
+        key: &key,
+        token: &held.token,
+        servers,
+    };
 
     let env = [
         ("REDLOCK_NAME", take.name.as_str()),
@@ -66,7 +85,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         let _ = exited.send(Event::CommandExited);
     });
     // The watchdog has its own connections: a renewal never waits behind anything else.
-    let renewer = Redlock::new(config.servers.clone(), config.timeout);
+    let renewer = redlock(config);
     let watchdog = Watchdog::start(
         renewer,
         key.clone(),
@@ -76,16 +95,35 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         Event::Watchdog,
     )?;
 
-    let lost = supervise(&command, &inbox, &take.name);
+    let running_since = BootInstant::now();
+    let lost = supervise(&command, &inbox, &lifecycle);
     watchdog.stop();
     let status = command.finish();
-    if let Err(err) = lock.release(&key, &held.token) {
-        if lost.is_none() {
-            eprintln!(
-                "redlock: warning: could not release lock '{}': {err}; it expires by its ttl",
-                take.name
-            );
-        }
+    if let Ok(status) = &status {
+        report::emit(&Log::ChildExited {
+            name: &take.name,
+            key: &key,
+            pid: pid as u32,
+            code: status.code(),
+            signal: status.signal(),
+            ran: running_since.elapsed(),
+        });
+    }
+    match lock.release(&key, &held.token) {
+        Ok(released) => report::emit(&Log::Released {
+            name: &take.name,
+            key: &key,
+            token: Some(&held.token),
+            deleted: released.deleted,
+            servers,
+            forced: false,
+        }),
+        // After a loss the key is someone else's or gone: nothing to report.
+        Err(_) if lost.is_some() => {}
+        Err(err) => report::warn(&format!(
+            "could not release lock '{}': {err}; it expires by its ttl",
+            take.name
+        )),
     }
     if lost.is_some() {
         return Err(exit::quietly(exit::LOCK_LOST));
@@ -116,9 +154,21 @@ fn check_renewable(config: &Config, ttl: std::time::Duration) -> anyhow::Result<
     Ok(())
 }
 
+/// What the lifecycle log says about this lock.
+struct Lifecycle<'a> {
+    name: &'a str,
+    key: &'a str,
+    token: &'a str,
+    servers: usize,
+}
+
 /// Waits for the command to exit, forwarding signals and stopping it if the lock is lost.
 /// Returns the reason the lock was lost, if it was.
-fn supervise(command: &Supervised, inbox: &mpsc::Receiver<Event>, name: &str) -> Option<String> {
+fn supervise(
+    command: &Supervised,
+    inbox: &mpsc::Receiver<Event>,
+    lock: &Lifecycle<'_>,
+) -> Option<String> {
     let mut lost = None;
     let mut kill_at: Option<BootInstant> = None;
     loop {
@@ -140,10 +190,32 @@ fn supervise(command: &Supervised, inbox: &mpsc::Receiver<Event>, name: &str) ->
         match event {
             Event::CommandExited => return lost,
             Event::Signal(signal) => command.signal_group(signal),
-            Event::Watchdog(Report::Renewed(_)) => {}
+            Event::Watchdog(Report::Renewed(held)) => report::emit(&Log::Renewed {
+                name: lock.name,
+                key: lock.key,
+                token: lock.token,
+                ttl: held.ttl,
+                validity: held.validity,
+                votes: held.votes,
+                servers: lock.servers,
+            }),
+            Event::Watchdog(Report::RenewalFailed { reason, remaining }) => {
+                report::emit(&Log::RenewalFailed {
+                    name: lock.name,
+                    key: lock.key,
+                    token: lock.token,
+                    reason: &reason,
+                    remaining,
+                });
+            }
             Event::Watchdog(Report::Lost { reason, grace }) => {
                 if lost.is_none() {
-                    eprintln!("redlock: lock '{name}' was lost: {reason}; stopping the command");
+                    report::emit(&Log::Lost {
+                        name: lock.name,
+                        key: lock.key,
+                        token: lock.token,
+                        reason: &format!("{reason}; stopping the command"),
+                    });
                     command.signal_group(libc::SIGTERM);
                     // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
                     command.signal_group(libc::SIGCONT);

@@ -14,11 +14,18 @@ use std::time::Duration;
 
 /// What the watchdog tells the supervisor.
 pub(crate) enum Report {
-    #[allow(dead_code)] // for the lifecycle log (--log-format json)
     Renewed(Held),
+    /// One renewal round failed; it is retried while `remaining` allows.
+    RenewalFailed {
+        reason: String,
+        remaining: Duration,
+    },
     /// The lock is no longer certainly ours. `grace` is how long the command may take to stop
     /// after SIGTERM: it ends before the last confirmed validity does.
-    Lost { reason: String, grace: Duration },
+    Lost {
+        reason: String,
+        grace: Duration,
+    },
 }
 
 pub(crate) struct Watchdog {
@@ -46,10 +53,11 @@ impl Watchdog {
                     held,
                     kill_after,
                     stopped,
+                    report: Box::new(move |outcome| report.send(wrap(outcome)).is_ok()),
                 };
                 while let Some(outcome) = renewal.next() {
                     let lost = matches!(outcome, Report::Lost { .. });
-                    if report.send(wrap(outcome)).is_err() || lost {
+                    if renewal.report(outcome).is_none() || lost {
                         return;
                     }
                 }
@@ -76,9 +84,15 @@ struct Renewal {
     held: Held,
     kill_after: Duration,
     stopped: Receiver<()>,
+    /// Hands a report to the supervisor; false once it is gone.
+    report: Box<dyn Fn(Report) -> bool + Send>,
 }
 
 impl Renewal {
+    fn report(&self, outcome: Report) -> Option<()> {
+        (self.report)(outcome).then_some(())
+    }
+
     /// Waits for the next renewal and performs it. `None` once asked to stop.
     fn next(&mut self) -> Option<Report> {
         let ttl = self.held.ttl;
@@ -100,6 +114,10 @@ impl Renewal {
                     ));
                 }
                 Err(err) => {
+                    self.report(Report::RenewalFailed {
+                        reason: err.to_string(),
+                        remaining: self.held.deadline().remaining(),
+                    })?;
                     // Retry soon, but not so often that a down server's timeout is all we do.
                     let retry =
                         jitter((ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)));

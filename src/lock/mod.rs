@@ -1,12 +1,13 @@
 //! The Redlock algorithm over N independent servers: acquire, release, extend and inspect.
 //!
 //! Everything here returns values and typed errors; it never prints and never exits. The safety
-//! argument, step by step, is in the comments of `try_acquire`.
+//! argument, step by step, is in the comments of `attempt`.
 
 mod nodes;
 mod observe;
 pub(crate) mod quorum;
 mod scripts;
+mod wake;
 
 use crate::clock::BootInstant;
 use crate::server::Server;
@@ -16,7 +17,7 @@ pub(crate) use observe::{Observer, Round};
 use quorum::{verdict, Verdict};
 pub(crate) use scripts::release_channel;
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 /// A lock this process holds.
@@ -73,6 +74,30 @@ pub(crate) enum Wake {
     /// A holder announced a release: worth trying again now.
     #[allow(dead_code)] // sent by the release subscriptions (fast waits)
     Released,
+}
+
+/// How a waiting acquire waits, and what it may report while it does.
+pub(crate) struct Waiting<'a> {
+    /// Keep trying this long; `None` means one attempt.
+    pub(crate) wait: Option<Duration>,
+    pub(crate) retry: RetryPolicy,
+    /// Signals and release notifications arrive here; either may end a pause.
+    pub(crate) wakes: Option<&'a Receiver<Wake>>,
+    /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
+    /// retries on its schedule.
+    pub(crate) notify: Option<Sender<Wake>>,
+    /// Told where things stand before each pause, and about once a second during one.
+    pub(crate) progress: Option<&'a mut dyn FnMut(&WaitProgress)>,
+}
+
+/// Where a waiting acquire stands, for a progress display.
+#[derive(Debug, Clone)]
+pub(crate) struct WaitProgress {
+    pub(crate) waited: Duration,
+    /// The token most refusing servers hold, if they showed one.
+    pub(crate) holder: Option<String>,
+    /// The shortest remaining TTL of the holder's key on the servers that showed it.
+    pub(crate) holder_ttl: Option<Duration>,
 }
 
 /// How to retry while waiting.
@@ -149,67 +174,124 @@ impl Redlock {
         quorum::quorum(self.nodes.len())
     }
 
-    /// Acquires `key`, retrying until `wait` has passed (once only without `wait`).
-    /// `new_token` makes a fresh token for every attempt. `wakes` may end a pause early.
+    /// Acquires `key`, retrying until `waiting.wait` has passed (once only without it).
+    /// `new_token` makes a fresh token for every attempt.
+    ///
+    /// A waiter sleeps between attempts for the jittered retry delay, cut short by the remaining
+    /// TTL it observed on the holder's key (an expiry announces nothing) and by a release
+    /// notification, after which it retries within `WAKE_SPREAD`. Subscriptions are made only
+    /// once the first attempt failed, so a one-shot acquire never pays for them.
     pub(crate) fn acquire(
         &mut self,
         key: &str,
         ttl: Duration,
-        wait: Option<Duration>,
-        retry: RetryPolicy,
+        waiting: Waiting<'_>,
         new_token: &mut dyn FnMut() -> anyhow::Result<String>,
-        wakes: Option<&Receiver<Wake>>,
     ) -> anyhow::Result<Result<Held, LockError>> {
-        let give_up_at = wait.map(|wait| BootInstant::now().add(wait));
+        let Waiting {
+            wait,
+            retry,
+            wakes,
+            notify,
+            mut progress,
+        } = waiting;
+        let started = BootInstant::now();
+        let give_up_at = wait.map(|wait| started.add(wait));
+        let mut subscriptions = None;
         loop {
             let token = new_token()?;
-            let failure = match self.try_acquire(key, &token, ttl) {
+            let (result, seen) = self.attempt(key, &token, ttl);
+            let failure = match result {
                 Ok(held) => return Ok(Ok(held)),
                 Err(failure) => failure,
             };
             let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
                 return Ok(Err(self.describe_busy(key, failure)));
             };
-            let pause = jitter(retry.delay).min(give_up_at.remaining());
-            if let Some(Wake::Interrupted(signal)) = pause_until_woken(wakes, pause) {
-                return Ok(Err(LockError::Interrupted(signal)));
+            if subscriptions.is_none() {
+                if let Some(notify) = &notify {
+                    subscriptions = Some(wake::Subscriptions::start(
+                        self.servers(),
+                        &release_channel(key),
+                        self.nodes.timeout(),
+                        notify.clone(),
+                    ));
+                    // A release between that attempt and the subscription was announced to
+                    // nobody listening: look again now rather than after a full pause.
+                    continue;
+                }
+            }
+            let mut pause = jitter(retry.delay);
+            if let Some(left) = seen.ttl {
+                pause = pause.min(left + spread(EXPIRY_SPREAD));
+            }
+            pause = pause.min(give_up_at.remaining());
+            let status = WaitProgress {
+                waited: started.elapsed(),
+                holder: seen.holder,
+                holder_ttl: seen.ttl,
+            };
+            let report: Option<&mut dyn FnMut(&WaitProgress)> = match progress {
+                Some(ref mut report) => Some(&mut **report),
+                None => None,
+            };
+            match pause_reporting(wakes, pause, started, &status, report) {
+                Some(Wake::Interrupted(signal)) => return Ok(Err(LockError::Interrupted(signal))),
+                Some(Wake::Released) => {
+                    // Every server announces the same release, and every waiter hears it:
+                    // a random head start keeps the waiters from all asking at once.
+                    std::thread::sleep(spread(WAKE_SPREAD));
+                    if let Some(signal) = drain_released(wakes) {
+                        return Ok(Err(LockError::Interrupted(signal)));
+                    }
+                }
+                None => {}
             }
         }
     }
 
     /// One Redlock attempt. On any failure the key is deleted (compare-and-delete) on every
-    /// server before returning, including those that did not answer: the SET may have landed.
-    pub(crate) fn try_acquire(
+    /// server where the SET may have landed, including those that did not answer. Also returns
+    /// what the refusing servers showed of the current holder: the holder's value and PTTL come
+    /// back in the reply to the SET (one script), so they cost no round trip.
+    fn attempt(
         &mut self,
         key: &str,
         token: &str,
         ttl: Duration,
-    ) -> Result<Held, LockError> {
+    ) -> (Result<Held, LockError>, Seen) {
         let ttl_ms = ttl.as_millis() as u64;
         // T1 is taken before the first request is written.
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let reply: Option<String> = redis::cmd("SET")
-                .arg(key)
+            let (set, value, pttl): (i64, Option<String>, Option<i64>) = scripts::acquire()
+                .key(key)
                 .arg(token)
-                .arg("NX")
-                .arg("PX")
                 .arg(ttl_ms)
-                .query(con)?;
-            Ok(reply.is_some())
+                .invoke(con)?;
+            Ok(Vote {
+                set: set == 1,
+                value,
+                pttl: pttl.unwrap_or(-1),
+            })
         });
-        let outcome = tally(&replies, |set| *set);
+        let outcome = tally(&replies, |vote| vote.set);
         // T2 is when the vote that completed the quorum arrived; later replies only add safety.
         let validity = outcome
             .quorum_reached_at(self.quorum())
             .and_then(|at| quorum::validity(ttl, at.since(started)));
-        self.observe("acquire", key, &replies, started, validity, |set| {
+        self.observe("acquire", key, &replies, started, validity, |vote| {
             (
-                if *set { "set" } else { "refused (key exists)" }.into(),
-                *set,
+                if vote.set {
+                    "set"
+                } else {
+                    "refused (key exists)"
+                }
+                .into(),
+                vote.set,
             )
         });
-        match (outcome.verdict(self.nodes.len()), validity) {
+        let result = match (outcome.verdict(self.nodes.len()), validity) {
             (Verdict::Yes, Some(validity)) => Ok(Held {
                 token: token.to_string(),
                 ttl,
@@ -218,7 +300,13 @@ impl Redlock {
                 votes: outcome.yes,
             }),
             (verdict, _) => {
-                let _ = self.release(key, token);
+                // A server that said no holds someone else's key, not ours: only the others
+                // (yes, or no answer: the SET may have landed) need the delete.
+                let maybe_ours: Vec<bool> = replies
+                    .iter()
+                    .map(|reply| !matches!(&reply.result, Ok(vote) if !vote.set))
+                    .collect();
+                self.release_on(&maybe_ours, key, token);
                 Err(if outcome.answered() < self.quorum() {
                     self.unavailable(&replies, outcome.answered())
                 } else if verdict == Verdict::Yes {
@@ -235,7 +323,24 @@ impl Redlock {
                     LockError::Busy { holder: None }
                 })
             }
+        };
+        (result, Seen::from_votes(&replies, token))
+    }
+
+    /// Compare-and-delete on the `targets` servers only, ignoring the answers.
+    fn release_on(&mut self, targets: &[bool], key: &str, token: &str) {
+        if !targets.contains(&true) {
+            return;
         }
+        let channel = release_channel(key);
+        self.nodes.round_on(targets, |con| {
+            let deleted: i64 = scripts::release()
+                .key(key)
+                .arg(token)
+                .arg(&channel)
+                .invoke(con)?;
+            Ok(deleted)
+        });
     }
 
     /// Compare-and-delete on every server. Waits for every server (up to the timeout) so that a
@@ -640,6 +745,90 @@ fn tally<T>(replies: &[Reply<T>], is_yes: impl Fn(&T) -> bool) -> Tally {
     tally
 }
 
+/// After a release notification, each waiter waits a random part of this before it asks.
+const WAKE_SPREAD: Duration = Duration::from_millis(1);
+/// After the holder's observed TTL runs out, a random part of this before asking again.
+const EXPIRY_SPREAD: Duration = Duration::from_millis(5);
+/// How often a progress display is refreshed during a long pause.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// One server's answer to an acquire attempt.
+struct Vote {
+    set: bool,
+    /// The key's value after the SET: our token if we won there, else the holder's.
+    value: Option<String>,
+    pttl: i64,
+}
+
+/// What the refusing servers showed of the holder.
+#[derive(Default)]
+struct Seen {
+    holder: Option<String>,
+    /// The shortest remaining TTL of a key that is not ours; zero if one vanished meanwhile.
+    ttl: Option<Duration>,
+}
+
+impl Seen {
+    fn from_votes(replies: &[Reply<Vote>], ours: &str) -> Seen {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut ttl: Option<Duration> = None;
+        for reply in replies {
+            let Ok(vote) = &reply.result else { continue };
+            if vote.set || vote.value.as_deref() == Some(ours) {
+                continue;
+            }
+            if let Some(value) = &vote.value {
+                *counts.entry(value).or_default() += 1;
+            }
+            // -2: the key went away between SET and PTTL; -1: it never expires.
+            let left = match vote.pttl {
+                -2 => Some(Duration::ZERO),
+                ms => u64::try_from(ms).ok().map(Duration::from_millis),
+            };
+            if let Some(left) = left {
+                ttl = Some(ttl.map_or(left, |t| t.min(left)));
+            }
+        }
+        Seen {
+            holder: counts
+                .into_iter()
+                .max_by_key(|(_, count)| *count)
+                .map(|(token, _)| token.to_string()),
+            ttl,
+        }
+    }
+}
+
+/// Pauses for `pause` unless woken, telling `progress` where things stand along the way.
+fn pause_reporting(
+    wakes: Option<&Receiver<Wake>>,
+    pause: Duration,
+    started: BootInstant,
+    status: &WaitProgress,
+    progress: Option<&mut dyn FnMut(&WaitProgress)>,
+) -> Option<Wake> {
+    let Some(progress) = progress else {
+        return pause_until_woken(wakes, pause);
+    };
+    let until = BootInstant::now().add(pause);
+    let mut status = status.clone();
+    loop {
+        status.waited = started.elapsed();
+        progress(&status);
+        let left = until.remaining();
+        if left.is_zero() {
+            return None;
+        }
+        let slice = left.min(PROGRESS_EVERY);
+        if let Some(wake) = pause_until_woken(wakes, slice) {
+            return Some(wake);
+        }
+        if let Some(ttl) = status.holder_ttl.as_mut() {
+            *ttl = ttl.saturating_sub(slice);
+        }
+    }
+}
+
 fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<Wake> {
     let Some(wakes) = wakes else {
         std::thread::sleep(pause);
@@ -655,12 +844,29 @@ fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<
     }
 }
 
-/// A uniformly random pause in [delay/2, 3·delay/2], so waiters do not retry in lockstep.
-pub(crate) fn jitter(delay: Duration) -> Duration {
+/// Discards release notifications already queued (the same release, heard from other servers),
+/// keeping an interrupt if one came in meanwhile.
+fn drain_released(wakes: Option<&Receiver<Wake>>) -> Option<i32> {
+    wakes?.try_iter().find_map(|wake| match wake {
+        Wake::Interrupted(signal) => Some(signal),
+        Wake::Released => None,
+    })
+}
+
+/// A uniformly random duration in [0, max].
+fn spread(max: Duration) -> Duration {
+    max.mul_f64(random_fraction())
+}
+
+fn random_fraction() -> f64 {
     let mut bytes = [0u8; 8];
     let _ = getrandom::fill(&mut bytes);
-    let fraction = u64::from_le_bytes(bytes) as f64 / u64::MAX as f64;
-    delay.mul_f64(0.5 + fraction)
+    u64::from_le_bytes(bytes) as f64 / u64::MAX as f64
+}
+
+/// A uniformly random pause in [delay/2, 3·delay/2], so waiters do not retry in lockstep.
+pub(crate) fn jitter(delay: Duration) -> Duration {
+    delay.mul_f64(0.5 + random_fraction())
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@ use crate::server::Server;
 use redis::{Connection, RedisError, RedisResult};
 use std::time::Duration;
 
+/// Stack of a per-server worker thread: plenty for the redis client, far below the 2 MiB default.
+const WORKER_STACK: usize = 256 * 1024;
+
 /// Why one server's vote did not count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NodeError {
@@ -70,28 +73,58 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Connection) -> RedisResult<T> + Sync,
     {
+        let everyone = vec![true; self.servers.len()];
+        self.round_on(&everyone, op).into_iter().flatten().collect()
+    }
+
+    /// Like `round`, but only on the servers whose entry in `targets` is true; the others are
+    /// neither connected to nor asked, and their reply is `None`.
+    pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
+    where
+        T: Send,
+        F: Fn(&mut Connection) -> RedisResult<T> + Sync,
+    {
         let deadline = BootInstant::now().add(self.timeout);
         let timeout = self.timeout;
         let op = &op;
-        let mut jobs = self.servers.iter().zip(self.connections.iter_mut());
-        // The first server is served on this thread: one spawn fewer, and none at all for N = 1.
-        let Some((first_server, first_slot)) = jobs.next() else {
-            return Vec::new();
+        let mut jobs = self
+            .servers
+            .iter()
+            .zip(self.connections.iter_mut())
+            .zip(targets.iter().copied())
+            .enumerate()
+            .filter(|(_, (_, wanted))| *wanted)
+            .map(|(index, ((server, slot), _))| (index, server, slot));
+        let mut replies: Vec<Option<Reply<T>>> = (0..self.servers.len()).map(|_| None).collect();
+        // The first target is served on this thread: one spawn fewer, and none at all when only
+        // one server is asked.
+        let Some((first_index, first_server, first_slot)) = jobs.next() else {
+            return replies;
         };
         std::thread::scope(|scope| {
             let handles: Vec<_> = jobs
-                .map(|(server, slot)| scope.spawn(move || ask(server, slot, deadline, timeout, op)))
+                .map(|(index, server, slot)| {
+                    let work = move || ask(server, slot, deadline, timeout, op);
+                    // A small stack: less to map, protect and unmap per server per round.
+                    let handle = std::thread::Builder::new()
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(scope, work);
+                    (index, handle)
+                })
                 .collect();
-            let mut replies = vec![ask(first_server, first_slot, deadline, timeout, op)];
-            for handle in handles {
-                replies.push(handle.join().unwrap_or_else(|_| Reply {
-                    result: Err(NodeError::Down("internal error: worker panicked".into())),
+            replies[first_index] = Some(ask(first_server, first_slot, deadline, timeout, op));
+            for (index, handle) in handles {
+                let reply = handle.ok().and_then(|handle| handle.join().ok());
+                replies[index] = Some(reply.unwrap_or_else(|| Reply {
+                    result: Err(NodeError::Down(
+                        "internal error: no worker thread for this server".into(),
+                    )),
                     at: BootInstant::now(),
                     latency: Duration::ZERO,
                 }));
             }
-            replies
-        })
+        });
+        replies
     }
 }
 

@@ -5,6 +5,18 @@
 use redis::Script;
 use std::sync::OnceLock;
 
+/// `SET key token NX PX ttl`, and when the key is taken, what it holds and for how long, in the
+/// same round trip: {1, nil, 0} when set, else {0, value (strings only), pttl}. A script rather than a
+/// pipeline because a pipeline is several replies, and the client waits its full read timeout
+/// for each one from a stopped server.
+const ACQUIRE: &str = r"
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, false, 0}
+end
+local value = false
+if redis.call('type', KEYS[1]).ok == 'string' then value = redis.call('get', KEYS[1]) end
+return {0, value, redis.call('pttl', KEYS[1])}";
+
 /// Deletes the key only if it holds our token, then tells waiters on `ARGV[2]` that it is free.
 const RELEASE: &str = r"
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -46,6 +58,7 @@ macro_rules! cached_script {
     };
 }
 
+cached_script!(acquire, ACQUIRE);
 cached_script!(release, RELEASE);
 cached_script!(extend, EXTEND);
 cached_script!(inspect, INSPECT);

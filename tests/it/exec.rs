@@ -486,3 +486,84 @@ fn exec_refuses_a_ttl_too_short_to_renew_and_runs_nothing() {
     assert!(!marker.exists());
     assert_eq!(cluster.values(KEY), vec![None]);
 }
+
+#[test]
+fn exec_logs_its_lifecycle_as_json_lines() {
+    let cluster = Cluster::start(3);
+    let output = cluster
+        .redlock()
+        .args([
+            "--log-format",
+            "json",
+            "exec",
+            "job",
+            "--ttl",
+            "1500ms",
+            "--timeout",
+            "100ms",
+            "--",
+        ])
+        .args(["sh", "-c", "sleep 1; exit 4"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", stderr_of(&output));
+    let events: Vec<serde_json::Value> = stderr_of(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    let position = |kind: &str| kinds.iter().position(|k| *k == kind);
+    let (acquired, renewed, exited, released) = (
+        position("acquired").expect("acquired"),
+        position("renewed").expect("renewed"),
+        position("child_exited").expect("child_exited"),
+        position("released").expect("released"),
+    );
+    assert!(
+        acquired < renewed && renewed < exited && exited < released,
+        "{kinds:?}"
+    );
+    assert_eq!(events[exited]["code"], 4);
+    assert!(events.iter().all(|e| e["name"] == "job"));
+}
+
+#[test]
+fn exec_logs_the_loss_and_its_reason() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let script = format!("touch {}; sleep 30", ready.display());
+    let child = Command::new(redlock_path())
+        .env("REDLOCK_SERVERS", cluster.urls())
+        .args([
+            "--log-format",
+            "json",
+            "exec",
+            "job",
+            "--ttl",
+            "3s",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the command to start", Duration::from_secs(5), || {
+        ready.exists()
+    });
+    cluster.servers[0].set(KEY, "someone-else");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(125));
+    let lost: Vec<serde_json::Value> = stderr_of(&output)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|e| e["event"] == "lost")
+        .collect();
+    assert_eq!(lost.len(), 1, "{}", stderr_of(&output));
+    assert!(lost[0]["reason"].as_str().unwrap().contains("taken over"));
+}

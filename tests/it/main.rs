@@ -5,3 +5,4 @@ mod harness;
 mod engine;
 mod exec;
 mod ops;
+mod waits;

@@ -1,0 +1,110 @@
+//! Release notifications for a waiting acquire: one subscriber connection per server, each on its
+//! own thread, turning every message on the lock's release channel into a `Wake::Released`.
+//!
+//! Pub/sub is fire-and-forget: a message published while we are not subscribed, or lost with a
+//! connection, is gone. So a notification only ever makes a waiter try *sooner*; the wait loop
+//! still retries on its own schedule, and mutual exclusion never depends on a message.
+
+use super::Wake;
+use crate::server::Server;
+use redis::Client;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often an idle subscriber thread checks whether it is still wanted.
+const IDLE_CHECK: Duration = Duration::from_millis(250);
+
+/// Live subscriptions; dropping this stops them (each thread exits within `IDLE_CHECK`).
+pub(crate) struct Subscriptions {
+    stop: Arc<AtomicBool>,
+}
+
+impl Subscriptions {
+    /// Subscribes to `channel` on every server concurrently and returns when each has confirmed
+    /// or failed, or after `timeout`: a release published after this returns reaches `notify`
+    /// from every confirmed server. A server that cannot be subscribed to gives no notifications;
+    /// the threads are never joined, so a stopped server costs `timeout`, not more.
+    pub(crate) fn start(
+        servers: &[Server],
+        channel: &str,
+        timeout: Duration,
+        notify: Sender<Wake>,
+    ) -> Subscriptions {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready) = mpsc::channel();
+        for server in servers {
+            // The prepared client carries the TLS settings (CA, client certificate).
+            let client = server.client.clone();
+            let channel = channel.to_string();
+            let notify = notify.clone();
+            let stop = Arc::clone(&stop);
+            let ready_tx = ready_tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name("subscriber".into())
+                .spawn(move || listen(client, &channel, timeout, &notify, &stop, ready_tx));
+            if spawned.is_err() {
+                // No thread, no notifications from this server: the retry schedule still runs.
+                continue;
+            }
+        }
+        drop(ready_tx);
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            // Err: every thread has reported (or none could start).
+            if ready.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+        Subscriptions { stop }
+    }
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One server's subscriber: connect and subscribe within `timeout`, report on `ready`, then
+/// forward each message until stopped or disconnected.
+fn listen(
+    client: Client,
+    channel: &str,
+    timeout: Duration,
+    notify: &Sender<Wake>,
+    stop: &AtomicBool,
+    ready: Sender<bool>,
+) {
+    let connection = client
+        .get_connection_with_timeout(timeout)
+        .and_then(|connection| {
+            connection.set_read_timeout(Some(timeout))?;
+            connection.set_write_timeout(Some(timeout))?;
+            Ok(connection)
+        });
+    let Ok(mut connection) = connection else {
+        let _ = ready.send(false);
+        return;
+    };
+    let mut pubsub = connection.as_pubsub();
+    // `subscribe` returns once the server confirmed, so from here on nothing published is missed.
+    if pubsub.subscribe(channel).is_err() || pubsub.set_read_timeout(Some(IDLE_CHECK)).is_err() {
+        let _ = ready.send(false);
+        return;
+    }
+    let _ = ready.send(true);
+    while !stop.load(Ordering::Relaxed) {
+        match pubsub.get_message() {
+            Ok(_) => {
+                if stop.load(Ordering::Relaxed) || notify.send(Wake::Released).is_err() {
+                    return;
+                }
+            }
+            Err(err) if err.is_timeout() => {}
+            // The connection is gone: this server gives no more notifications.
+            Err(_) => return,
+        }
+    }
+}
