@@ -59,7 +59,7 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     config.check_ttl(take.ttl)?;
     let (wake_tx, wakes) = mpsc::channel();
     if take.wait.is_some() {
-        signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+        signals::watch(&signals::TERMINATING, wake_tx.clone(), Wake::Interrupted)?;
     } else {
         // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
         // finish the attempt and then act on them, and saves starting a thread.
@@ -67,7 +67,7 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     }
     let mut lock = redlock(config);
     let started = crate::clock::BootInstant::now();
-    let held = take_lock(&mut lock, &key, take, None, &wakes)?;
+    let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes))?;
     let interrupted =
         pending_interrupt(&wakes).or_else(|| signals::take_pending(&signals::TERMINATING));
     if let Some(signal) = interrupted {
@@ -111,13 +111,14 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Acquires as `acquire` and `exec` both do, turning refusals into exit statuses.
+/// Acquires as `acquire` and `exec` both do, turning refusals into exit statuses. Signals and
+/// release notifications arrive on `wakes`; `notify` is its sending side, for the subscriptions.
 pub(crate) fn take_lock(
     lock: &mut Redlock,
     key: &str,
     take: &TakeArgs,
     command: Option<&str>,
-    wakes: &mpsc::Receiver<Wake>,
+    (notify, wakes): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>),
 ) -> anyhow::Result<lock::Held> {
     let mut line = take.wait.and_then(|_| WaitLine::on_terminal(&take.name));
     let mut show = |progress: &lock::WaitProgress| {
@@ -132,7 +133,7 @@ pub(crate) fn take_lock(
         },
         wakes: Some(wakes),
         // Release notifications join the channel the signals arrive on.
-        notify: take.wait.and_then(|_| signals::sender::<Wake>()),
+        notify: take.wait.map(|_| notify.clone()),
         progress: Some(&mut show),
     };
     let mut new_token = || token::new_token(command);

@@ -4,16 +4,8 @@
 //! inherits the block and only our watcher thread, in `sigwait`, ever receives them. That lets a
 //! waiting acquire stop cleanly (nothing left on any server) and lets `exec` decide what each
 //! signal means. A blocked mask survives `execve`, so a child must call `unblock_all` before exec.
-//!
-//! The channel is also where other wake-ups go (a lock released elsewhere), so that a waiter
-//! blocks on one receiver: `watch` keeps a copy of the sender for `sender` to hand out.
 
-use std::any::Any;
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
-
-/// The sender most recently given to `watch`, whatever its message type.
-static SENDER: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
 
 /// The signals that ask redlock to stop.
 pub(crate) const TERMINATING: [libc::c_int; 4] =
@@ -27,9 +19,6 @@ pub(crate) fn watch<T: Send + 'static>(
     wrap: fn(libc::c_int) -> T,
 ) -> std::io::Result<()> {
     let set = block(signals)?;
-    if let Ok(mut slot) = SENDER.lock() {
-        *slot = Some(Box::new(tx.clone()));
-    }
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
@@ -67,12 +56,6 @@ pub(crate) fn take_pending(signals: &[libc::c_int]) -> Option<libc::c_int> {
     // SAFETY: `set` and `zero` are initialised; a null siginfo pointer is allowed.
     let signal = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
     (signal > 0).then_some(signal)
-}
-
-/// Another sender on the channel `watch` was given, if it carries `T`.
-pub(crate) fn sender<T: Send + 'static>() -> Option<Sender<T>> {
-    let slot = SENDER.lock().ok()?;
-    slot.as_ref()?.downcast_ref::<Sender<T>>().cloned()
 }
 
 /// Clears the signal mask. Async-signal-safe, for use between fork and exec.

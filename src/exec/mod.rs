@@ -37,9 +37,15 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
     }
 
     let (wake_tx, wakes) = mpsc::channel();
-    signals::watch(&signals::TERMINATING, wake_tx, Wake::Interrupted)?;
+    signals::watch(&signals::TERMINATING, wake_tx.clone(), Wake::Interrupted)?;
     let started = BootInstant::now();
-    let held = take_lock(&mut lock, &key, take, Some(&args.command.join(" ")), &wakes)?;
+    let held = take_lock(
+        &mut lock,
+        &key,
+        take,
+        Some(&args.command.join(" ")),
+        (&wake_tx, &wakes),
+    )?;
     if let Some(signal) = wakes.try_iter().find_map(interrupt) {
         let _ = lock.release(&key, &held.token);
         return Err(exit::quietly(exit::for_signal(signal)));
