@@ -66,26 +66,7 @@ fn acquire(config: &Config, args: &AcquireArgs) -> anyhow::Result<u8> {
         signals::block(&signals::TERMINATING)?;
     }
     let mut lock = redlock(config);
-    let started = crate::clock::BootInstant::now();
     let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes))?;
-    let interrupted =
-        pending_interrupt(&wakes).or_else(|| signals::take_pending(&signals::TERMINATING));
-    if let Some(signal) = interrupted {
-        // Asked to stop while the last attempt succeeded: nobody will learn the token, so give
-        // the lock back rather than leave it to expire.
-        let _ = lock.release(&key, &held.token);
-        return Err(exit::quietly(exit::for_signal(signal)));
-    }
-    report::emit(&Event::Acquired {
-        name: &take.name,
-        key: &key,
-        token: &held.token,
-        ttl: held.ttl,
-        validity: held.validity,
-        votes: held.votes,
-        servers: lock.servers().len(),
-        waited: started.elapsed(),
-    });
     let output = if args.json {
         serde_json::json!({
             "name": take.name,
@@ -136,12 +117,32 @@ pub(crate) fn take_lock(
         notify: take.wait.map(|_| notify.clone()),
         progress: Some(&mut show),
     };
+    let started = crate::clock::BootInstant::now();
     let mut new_token = || token::new_token(command);
     let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
     if let Some(line) = line.as_mut() {
         line.clear();
     }
-    result?.map_err(|err| refusal(&take.name, take, err))
+    let held = result?.map_err(|err| refusal(&take.name, take, err))?;
+    let interrupted =
+        pending_interrupt(wakes).or_else(|| signals::take_pending(&signals::TERMINATING));
+    if let Some(signal) = interrupted {
+        // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
+        // the command), so give the lock back rather than leave it to expire.
+        let _ = lock.release(key, &held.token);
+        return Err(exit::quietly(exit::for_signal(signal)));
+    }
+    report::emit(&Event::Acquired {
+        name: &take.name,
+        key,
+        token: &held.token,
+        ttl: held.ttl,
+        validity: held.validity,
+        votes: held.votes,
+        servers: lock.servers().len(),
+        waited: started.elapsed(),
+    });
+    Ok(held)
 }
 
 fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {

@@ -38,7 +38,6 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
 
     let (wake_tx, wakes) = mpsc::channel();
     signals::watch(&signals::TERMINATING, wake_tx.clone(), Wake::Interrupted)?;
-    let started = BootInstant::now();
     let held = take_lock(
         &mut lock,
         &key,
@@ -46,21 +45,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         Some(&args.command.join(" ")),
         (&wake_tx, &wakes),
     )?;
-    if let Some(signal) = wakes.try_iter().find_map(interrupt) {
-        let _ = lock.release(&key, &held.token);
-        return Err(exit::quietly(exit::for_signal(signal)));
-    }
     let servers = lock.servers().len();
-    report::emit(&Log::Acquired {
-        name: &take.name,
-        key: &key,
-        token: &held.token,
-        ttl: held.ttl,
-        validity: held.validity,
-        votes: held.votes,
-        servers,
-        waited: started.elapsed(),
-    });
     let lifecycle = Lifecycle {
         name: &take.name,
         key: &key,

@@ -11,6 +11,7 @@ const KEY: &str = "redlock:job";
 fn spawn(cluster: &Cluster, args: &[&str]) -> Child {
     Command::new(redlock_path())
         .env("REDLOCK_SERVERS", cluster.urls())
+        .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
         .env_remove("REDLOCK_KEY")
         .env_remove("REDLOCK_TOKEN")
         .args(args)
@@ -152,9 +153,8 @@ fn exec_renews_the_lock_while_the_command_runs() {
     let mut highest_pttl_after_expiry = 0;
     // Past the 1 s ttl the key would be gone without renewal; watch it for 2 s.
     while started.elapsed() < Duration::from_millis(2_000) {
-        assert_eq!(
-            cluster.holding(KEY, &token),
-            3,
+        assert!(
+            cluster.holding(KEY, &token) >= 2,
             "lost the lock at {:?}",
             started.elapsed()
         );

@@ -188,6 +188,9 @@ impl Drop for Redis {
     }
 }
 
+/// The per-server timeout tests run with unless they say otherwise.
+pub const TEST_TIMEOUT: &str = "400ms";
+
 /// N servers, as the lock sees them.
 pub struct Cluster {
     pub servers: Vec<Redis>,
@@ -213,6 +216,9 @@ impl Cluster {
     pub fn redlock(&self) -> Command {
         let mut cmd = redlock();
         cmd.env("REDLOCK_SERVERS", self.urls());
+        // More than the 200ms default: a loaded CI machine must not turn a slow healthy server
+        // into a missing vote. Tests about timeouts pass --timeout themselves.
+        cmd.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
         cmd
     }
 

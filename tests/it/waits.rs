@@ -80,7 +80,8 @@ fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
         took < Duration::from_secs(3),
         "took {took:?} after the release"
     );
-    assert_eq!(cluster.holding(KEY, &stdout_of(&output)), 3);
+    // A quorum holds it (a server slower than --timeout under load may miss the SET).
+    assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
     // Not a terminal: no progress line.
     assert_eq!(stderr_of(&output), "");
     // The subscriptions end with the wait.
@@ -102,7 +103,8 @@ fn a_waiter_gets_an_expired_lock_without_a_notification() {
         took < Duration::from_secs(6),
         "took {took:?} for a lock whose ttl was 2s"
     );
-    assert_eq!(cluster.holding(KEY, &stdout_of(&output)), 3);
+    // A quorum holds it (a server slower than --timeout under load may miss the SET).
+    assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
 }
 
 #[test]
