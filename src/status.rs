@@ -62,10 +62,20 @@ fn one_table(
             line.push_str(&format!("\ntoken: {token}"));
             line
         }
-        Holding::Free => format!(
-            "free (no token holds it on {quorum} of {} servers)",
-            states.len()
-        ),
+        Holding::Free => {
+            let absent = states
+                .iter()
+                .filter(|s| matches!(s.state, Ok(KeyState::Absent)))
+                .count();
+            if absent == states.len() {
+                format!("free on all {absent} servers")
+            } else {
+                format!(
+                    "free: absent on {absent} of {} servers, held on fewer than the {quorum} a lock needs",
+                    states.len()
+                )
+            }
+        }
         Holding::Unknown => format!(
             "unknown: too few servers answered to tell ({quorum} of {} needed)",
             states.len()
