@@ -156,21 +156,39 @@ fn connect_and_run<T>(
     deadline: BootInstant,
     op: &impl Fn(&mut Connection) -> RedisResult<T>,
 ) -> RedisResult<T> {
-    let connection = match slot {
-        Some(connection) => connection,
-        None => {
-            // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-            slot.insert(
-                server
-                    .client
-                    .get_connection_with_timeout(remaining(deadline)?)?,
-            )
+    if let Some(kept) = slot.as_mut() {
+        match run(kept, deadline, op) {
+            // A kept connection may have died while idle (server restarted, idle timeout,
+            // a NAT forgot it): that says nothing about the server now, so try a fresh one
+            // within the same deadline. Retrying is safe: SET NX with our token, and the
+            // compare-and-delete / compare-and-pexpire scripts, do no harm when repeated.
+            Err(err) if went_stale(&err) => *slot = None,
+            outcome => return outcome,
         }
-    };
+    }
+    // The connect timeout covers TCP, the TLS handshake and AUTH alike.
+    let connection = slot.insert(
+        server
+            .client
+            .get_connection_with_timeout(remaining(deadline)?)?,
+    );
+    run(connection, deadline, op)
+}
+
+fn run<T>(
+    connection: &mut Connection,
+    deadline: BootInstant,
+    op: &impl Fn(&mut Connection) -> RedisResult<T>,
+) -> RedisResult<T> {
     let left = remaining(deadline)?;
     connection.set_read_timeout(Some(left))?;
     connection.set_write_timeout(Some(left))?;
     op(connection)
+}
+
+/// The connection was closed under us, as opposed to a server that is slow or refuses.
+fn went_stale(err: &RedisError) -> bool {
+    err.is_connection_dropped() && !err.is_timeout()
 }
 
 fn remaining(deadline: BootInstant) -> RedisResult<Duration> {

@@ -567,3 +567,28 @@ fn exec_logs_the_loss_and_its_reason() {
     assert_eq!(lost.len(), 1, "{}", stderr_of(&output));
     assert!(lost[0]["reason"].as_str().unwrap().contains("taken over"));
 }
+
+#[test]
+fn exec_releases_even_when_its_idle_connections_were_closed() {
+    let cluster = Cluster::start(3);
+    // The command closes every client connection on every server (as a server restart, an idle
+    // timeout or a NAT would), then exits: the release must reconnect, not give up.
+    let kill_clients: Vec<String> = cluster
+        .servers
+        .iter()
+        .map(|s| {
+            format!(
+                "redis-cli -p {} CLIENT KILL TYPE normal SKIPME yes >/dev/null",
+                s.port
+            )
+        })
+        .collect();
+    let output = cluster
+        .redlock()
+        .args(["exec", "job", "--", "sh", "-c", &kill_clients.join("; ")])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stderr_of(&output), "", "the release complained");
+    assert_eq!(cluster.values(KEY), vec![None, None, None]);
+}
