@@ -61,6 +61,10 @@ impl Supervised {
                     libc::sigaddset(&mut block, libc::SIGTTOU);
                     libc::sigprocmask(libc::SIG_BLOCK, &block, std::ptr::null_mut());
                     libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
+                    // Ctrl-Z would stop the command in a group no shell manages, holding the
+                    // terminal and the lock with nobody able to resume it: ignore it (the
+                    // disposition survives exec; programs that handle it themselves still can).
+                    libc::signal(libc::SIGTSTP, libc::SIG_IGN);
                 }
                 // Our signal mask (termination signals blocked for the watcher) survives exec.
                 signals::unblock_all()
