@@ -165,7 +165,10 @@ pub(crate) enum Command {
     #[command(after_help = "Examples:
   redlock exec nightly-backup -- ./backup.sh
   redlock exec deploy --wait 10m -- sh -c 'make deploy'
-  redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl")]
+  redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl
+
+Exit status: the command's own (128+N if it died of signal N); 75 busy (or -E), 69 no quorum,
+64 usage, 125 lock lost and the command stopped, 126 cannot execute, 127 not found.")]
     Exec(ExecArgs),
 
     /// Write shell completions or man pages (for packagers)
