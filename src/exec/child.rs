@@ -185,9 +185,12 @@ fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t>
     // Prepared before fork: the child may only make async-signal-safe calls.
     let mut wait_for: libc::sigset_t = unsafe { std::mem::zeroed() };
     let mut everything: libc::sigset_t = unsafe { std::mem::zeroed() };
-    let grace = libc::timespec {
-        tv_sec: grace.as_secs() as libc::time_t,
-        tv_nsec: grace.subsec_nanos() as libc::c_long,
+    // The grace period in steps, so that the guardian leaves as soon as the group is gone.
+    const STEP_MS: u128 = 20;
+    let steps = grace.as_millis().div_ceil(STEP_MS).max(1);
+    let step = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: (STEP_MS * 1_000_000) as libc::c_long,
     };
     // SAFETY: initialising sets we own.
     unsafe {
@@ -208,7 +211,12 @@ fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t>
             // Our parent, redlock, is gone: the lock is no longer renewed.
             libc::kill(-pgid, libc::SIGTERM);
             libc::kill(-pgid, libc::SIGCONT);
-            libc::nanosleep(&grace, std::ptr::null_mut());
+            for _ in 0..steps {
+                libc::nanosleep(&step, std::ptr::null_mut());
+                if libc::kill(-pgid, 0) != 0 {
+                    libc::_exit(0);
+                }
+            }
             libc::kill(-pgid, libc::SIGKILL);
             libc::_exit(0)
         },
