@@ -9,7 +9,6 @@ mod exit;
 mod generate;
 mod lock;
 mod progress;
-#[allow(dead_code)] // exec (next) emits the renewal, loss and child events
 mod report;
 mod server;
 mod signals;
