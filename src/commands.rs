@@ -101,7 +101,13 @@ pub(crate) fn take_lock(
     command: Option<&str>,
     (notify, wakes): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>),
 ) -> anyhow::Result<lock::Held> {
-    let mut line = take.wait.and_then(|_| WaitLine::on_terminal(&take.name));
+    // The live line is for people at a terminal: not with -q, nor among JSON log lines.
+    let reporter = report::get();
+    let wants_line = reporter.level != Level::Quiet && reporter.format == report::Format::Text;
+    let mut line = take
+        .wait
+        .filter(|_| wants_line)
+        .and_then(|_| WaitLine::on_terminal(&take.name));
     let mut show = |progress: &lock::WaitProgress| {
         if let Some(line) = line.as_mut() {
             line.show(progress);
