@@ -380,7 +380,8 @@ fn wait_gets_the_lock_once_the_holder_lets_go() {
     let second = acquire_token(&cluster, &["--wait", "10s", "--retry-delay", "50ms"]);
     assert_ne!(second, token);
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(cluster.holding(KEY, &second), 3);
+    // The first holder's key expires on each server at its own moment: any quorum will do.
+    assert!(cluster.holding(KEY, &second) >= 2);
     let output = cluster
         .redlock()
         .args(["acquire", "job", "--wait", "300ms"])
