@@ -50,24 +50,10 @@ impl Redis {
 
     /// Starts the process on `self.port` and waits until it answers PING. False if it exited.
     fn spawn(&mut self) -> bool {
-        let mut command = std::process::Command::new(redis_server());
+        let mut command = server_command(self.dir.path());
         command
             .args(["--port", &self.port.to_string()])
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--loglevel", "warning"])
-            .arg("--dir")
-            .arg(self.dir.path())
-            .args(&self.extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // If the test process dies without running Drop (SIGKILL), take the server with it.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+            .args(&self.extra);
         let child = command.spawn().unwrap_or_else(|e| {
             panic!("cannot run redis-server ({e}): install it (Debian/Ubuntu: apt-get install redis-server)")
         });
@@ -302,6 +288,28 @@ pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool
     panic!("timed out after {limit:?} waiting for {what}");
 }
 
+/// A redis-server command with what every test server shares: loopback only, nothing on disk
+/// but `dir`, quiet, and killed with the test process if that dies without running Drop.
+fn server_command(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(redis_server());
+    command
+        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(["--daemonize", "no", "--loglevel", "warning"])
+        .arg("--dir")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: prctl is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    command
+}
+
 fn redis_server() -> &'static Path {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
@@ -433,29 +441,16 @@ impl TlsRedis {
         for _ in 0..20 {
             let port = free_port();
             let dir = tempfile::tempdir().expect("temp dir");
-            let mut command = std::process::Command::new(redis_server());
+            let mut command = server_command(dir.path());
             command
                 .args(["--port", "0", "--tls-port", &port.to_string()])
-                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .args(["--daemonize", "no", "--loglevel", "warning"])
                 .args(["--tls-cert-file", &certs.path("server.crt")])
                 .args(["--tls-key-file", &certs.path("server.key")])
                 .args(["--tls-ca-cert-file", &certs.path("ca.crt")])
                 .args([
                     "--tls-auth-clients",
                     if require_client_cert { "yes" } else { "no" },
-                ])
-                .arg("--dir")
-                .arg(dir.path())
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            unsafe {
-                command.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
+                ]);
             let mut child = command.spawn().expect("cannot run redis-server");
             // Listening means ready: redis binds its ports after loading (nothing to load here).
             let deadline = Instant::now() + Duration::from_secs(10);
