@@ -68,7 +68,7 @@ impl Redlock {
             None,
             describe_state,
         );
-        self.states(replies, started)
+        self.states(replies)
     }
 
     /// What every server knows about `key`.
@@ -80,7 +80,7 @@ impl Redlock {
             Ok(key_state(&kind, value, pttl))
         });
         self.observe("inspect", key, &replies, started, None, describe_state);
-        (self.states(replies, started), started)
+        (self.states(replies), started)
     }
 
     /// Every key under `prefix` on every server, with each server's view of it.
@@ -141,7 +141,7 @@ impl Redlock {
             .collect()
     }
 
-    fn states(&self, replies: Vec<Reply<KeyState>>, _started: BootInstant) -> Vec<ServerState> {
+    fn states(&self, replies: Vec<Reply<KeyState>>) -> Vec<ServerState> {
         self.servers()
             .iter()
             .zip(replies)

@@ -75,7 +75,7 @@ fn listen(
     timeout: Duration,
     notify: &Sender<Wake>,
     stop: &AtomicBool,
-    ready: Sender<bool>,
+    ready: Sender<()>,
 ) {
     let connection = client
         .get_connection_with_timeout(timeout)
@@ -85,16 +85,16 @@ fn listen(
             Ok(connection)
         });
     let Ok(mut connection) = connection else {
-        let _ = ready.send(false);
+        drop(ready);
         return;
     };
     let mut pubsub = connection.as_pubsub();
     // `subscribe` returns once the server confirmed, so from here on nothing published is missed.
     if pubsub.subscribe(channel).is_err() || pubsub.set_read_timeout(Some(IDLE_CHECK)).is_err() {
-        let _ = ready.send(false);
+        drop(ready);
         return;
     }
-    let _ = ready.send(true);
+    let _ = ready.send(());
     while !stop.load(Ordering::Relaxed) {
         match pubsub.get_message() {
             Ok(_) => {
