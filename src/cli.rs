@@ -9,7 +9,7 @@ use std::time::Duration;
     name = "redlock",
     version,
     about = "A distributed lock on N independent Redis servers (Redlock), for scripts, crontabs and CI",
-    after_help = crate::exit::TABLE,
+    after_help = crate::exit::table(),
     propagate_version = true,
     disable_help_subcommand = true
 )]
@@ -50,8 +50,9 @@ pub(crate) struct ServerArgs {
     )]
     pub(crate) prefix: String,
 
-    /// Budget per server for connecting and answering; one slow or dead server costs this, no more
-    #[arg(long, value_name = "DUR", env = "REDLOCK_TIMEOUT", default_value = "200ms", value_parser = duration, global = true)]
+    /// Budget per server for connecting and answering (at most 60s); one slow or dead server
+    /// costs this, no more
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TIMEOUT", default_value = "200ms", value_parser = timeout, global = true)]
     pub(crate) timeout: Duration,
 
     /// ACL username for servers whose URL names none
@@ -162,13 +163,7 @@ pub(crate) enum Command {
     Status(StatusArgs),
 
     /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost
-    #[command(after_help = "Examples:
-  redlock exec nightly-backup -- ./backup.sh
-  redlock exec deploy --wait 10m -- sh -c 'make deploy'
-  redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl
-
-Exit status: the command's own (128+N if it died of signal N); 75 busy (or -E), 69 no quorum,
-64 usage, 125 lock lost and the command stopped, 126 cannot execute, 127 not found.")]
+    #[command(after_help = exec_help())]
     Exec(ExecArgs),
 
     /// Write shell completions or man pages (for packagers)
@@ -199,12 +194,13 @@ pub(crate) struct TakeArgs {
     /// Lock name (the key is <PREFIX><NAME>)
     pub(crate) name: String,
 
-    /// How long the lock lives on the servers unless extended or released
-    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = duration)]
+    /// How long the lock lives on the servers unless extended or released (at most 7d)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
     pub(crate) ttl: Duration,
 
-    /// Keep trying for up to DUR while the lock is busy or unreachable (default: try once)
-    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = duration_or_zero)]
+    /// Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default:
+    /// try once)
+    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = wait)]
     pub(crate) wait: Option<Duration>,
 
     /// Exit status when the lock is busy (default 75)
@@ -212,7 +208,7 @@ pub(crate) struct TakeArgs {
     pub(crate) conflict_exit_code: Option<u8>,
 
     /// Mean pause between attempts while waiting (randomised ±50%)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = duration)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay)]
     pub(crate) retry_delay: Duration,
 }
 
@@ -237,7 +233,8 @@ pub(crate) struct ReleaseArgs {
         value_name = "T",
         env = "REDLOCK_TOKEN",
         hide_env_values = true,
-        required_unless_present = "force"
+        required_unless_present = "force",
+        value_parser = token
     )]
     pub(crate) token: Option<String>,
 
@@ -253,11 +250,11 @@ pub(crate) struct ExtendArgs {
     pub(crate) name: String,
 
     /// The token `acquire` printed
-    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true)]
+    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true, value_parser = token)]
     pub(crate) token: String,
 
-    /// The new TTL, counted from now
-    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = duration)]
+    /// The new TTL, counted from now (at most 7d)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
     pub(crate) ttl: Duration,
 
     /// Print one JSON object instead of the validity
@@ -280,13 +277,77 @@ pub(crate) struct ExecArgs {
     #[command(flatten)]
     pub(crate) take: TakeArgs,
 
-    /// After SIGTERM to a command that must stop, wait this long before SIGKILL
-    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = duration)]
+    /// After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL
+    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after)]
     pub(crate) kill_after: Duration,
 
     /// The command and its arguments, run directly (no shell)
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
+}
+
+/// `exec --help`'s examples and the statuses `exec` can end with.
+fn exec_help() -> String {
+    format!(
+        "Examples:
+  redlock exec nightly-backup -- ./backup.sh
+  redlock exec deploy --wait 10m -- sh -c 'make deploy'
+  redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl
+
+{}",
+        crate::exit::exec_table()
+    )
+}
+
+/// The longest TTL a lock may be given: longer is a typo (`99999h`) more often than a plan, and
+/// a lock that outlives its holder by years is worse than one that must be extended.
+pub(crate) const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The longest `--wait` (and `--retry-delay`).
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The longest per-server `--timeout`.
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest `--kill-after`.
+pub(crate) const MAX_KILL_AFTER: Duration = Duration::from_secs(3600);
+
+fn ttl(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_TTL)
+}
+
+fn wait(text: &str) -> Result<Duration, String> {
+    at_most(text, duration_or_zero(text)?, MAX_WAIT)
+}
+
+fn retry_delay(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_WAIT)
+}
+
+fn timeout(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_TIMEOUT)
+}
+
+fn kill_after(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_KILL_AFTER)
+}
+
+fn at_most(text: &str, value: Duration, max: Duration) -> Result<Duration, String> {
+    if value > max {
+        return Err(format!(
+            "'{text}' is too long; expected at most {}",
+            humantime::format_duration(max)
+        ));
+    }
+    Ok(value)
+}
+
+/// A token as `acquire` printed it: never empty or blank, which would match no lock and hide a
+/// script's missing variable behind "not held".
+fn token(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(format!(
+            "{text:?} is empty; expected the token `redlock acquire` printed"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// A humantime duration with a unit and above zero: `500ms`, `30s`, `2m`.
@@ -354,5 +415,23 @@ mod tests {
         assert!(duration("-5s").unwrap_err().contains("not a duration"));
         assert!(duration("soon").is_err());
         assert_eq!(duration_or_zero("0s"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn durations_have_documented_maxima() {
+        assert_eq!(ttl("7d"), Ok(MAX_TTL));
+        assert!(ttl("99999999999h").unwrap_err().contains("at most 7days"));
+        assert!(ttl("8d").is_err());
+        assert!(timeout("61s").unwrap_err().contains("at most 1m"));
+        assert!(kill_after("2h").is_err());
+        assert_eq!(wait("0s"), Ok(Duration::ZERO));
+        assert!(wait("30d").is_err());
+    }
+
+    #[test]
+    fn blank_tokens_are_refused() {
+        assert!(token("").is_err());
+        assert!(token(" \t").unwrap_err().contains("expected the token"));
+        assert_eq!(token("abc").as_deref(), Ok("abc"));
     }
 }

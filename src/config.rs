@@ -3,29 +3,15 @@
 //! happen before anything is sent to a server.
 
 use crate::cli::ServerArgs;
-use crate::lock::quorum;
+use crate::exit::usage;
+use crate::lock::{quorum, Redlock};
+use crate::report::{Level, Reporter};
 use crate::server::{Credentials, Server, Tls};
 use std::path::Path;
 use std::time::Duration;
 
 const DEFAULT_SERVER: &str = "redis://127.0.0.1:6379";
 const MAX_NAME_BYTES: usize = 1024;
-
-/// A usage error: the message names the bad value and what was expected.
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-fn usage(message: String) -> anyhow::Error {
-    UsageError(message).into()
-}
 
 pub(crate) struct Config {
     pub(crate) servers: Vec<Server>,
@@ -48,7 +34,7 @@ impl Config {
         for url in urls {
             if url.is_empty() {
                 return Err(usage(
-                    "empty server URL; expected e.g. redis://127.0.0.1:6379".into(),
+                    "empty server URL; expected e.g. redis://127.0.0.1:6379",
                 ));
             }
             let server = Server::parse(url, &credentials, &tls).map_err(usage)?;
@@ -60,8 +46,7 @@ impl Config {
         if tls_flags && !servers.iter().any(Server::is_tls) {
             // Better refuse than let someone believe their traffic is encrypted.
             return Err(usage(
-                "TLS options were given but no server URL uses TLS; expected rediss://host:port"
-                    .into(),
+                "TLS options were given but no server URL uses TLS; expected rediss://host:port",
             ));
         }
         let mut warnings = Vec::new();
@@ -80,11 +65,20 @@ impl Config {
         })
     }
 
+    /// The engine over the configured servers; with `-v`, every round it makes is reported.
+    pub(crate) fn redlock(&self, reporter: Reporter) -> Redlock {
+        let mut lock = Redlock::new(self.servers.clone(), self.timeout);
+        if reporter.level == Level::Verbose {
+            lock.set_observer(Box::new(move |round| reporter.round(round)));
+        }
+        lock
+    }
+
     /// The Redis key of lock `name`, after checking the name.
     pub(crate) fn key(&self, name: &str) -> anyhow::Result<String> {
         if name.is_empty() {
             return Err(usage(
-                "empty lock name; expected a name such as nightly-backup".into(),
+                "empty lock name; expected a name such as nightly-backup",
             ));
         }
         if name.len() > MAX_NAME_BYTES {
@@ -110,10 +104,10 @@ impl Config {
                 humantime::format_duration(ttl)
             )));
         }
-        if quorum::validity(ttl, self.timeout).is_none() {
-            let minimum = (self.timeout + Duration::from_millis(3)).mul_f64(1.0 / 0.99);
+        let minimum = quorum::shortest_ttl_leaving(self.timeout);
+        if ttl < minimum {
             return Err(usage(format!(
-                "--ttl {} leaves no validity after the {} per-server timeout and the clock-drift allowance; expected more than {} ms",
+                "--ttl {} leaves no validity after the {} per-server timeout and the clock-drift allowance; expected at least {} ms",
                 humantime::format_duration(ttl),
                 humantime::format_duration(self.timeout),
                 minimum.as_millis()
@@ -136,7 +130,7 @@ fn tls(args: &ServerArgs) -> anyhow::Result<Tls> {
         (None, None) => None,
         _ => {
             return Err(usage(
-                "--tls-cert and --tls-key go together; expected both or neither".into(),
+                "--tls-cert and --tls-key go together; expected both or neither",
             ))
         }
     };

@@ -1,107 +1,192 @@
-//! The exit-code table: the one place that says which outcome maps to which status.
+//! How a run of redlock ends: one typed `Outcome` per documented exit status, the table that
+//! `--help` and the README show (generated here, checked against the README by a test), and the
+//! error types that carry an outcome to `main`.
 //!
 //! Scripts branch on these codes, so they are part of the interface. The numbers follow
 //! `<sysexits.h>` where it has one (64, 69, 70, 75), as flock(1) does, and the shell's
 //! conventions for a command that was not run (126, 127) or died of a signal (128+N).
 
-/// Success. For `status NAME`: the lock is held.
-pub(crate) const SUCCESS: u8 = 0;
-/// A negative answer: the token does not hold the lock (release, extend), or the lock is free (status).
-pub(crate) const NEGATIVE: u8 = 1;
-/// Bad flag, value, duration, URL or name. Nothing was sent to any server.
-pub(crate) const USAGE: u8 = 64;
-/// Too few servers could be reached or answered properly to reach a quorum.
-pub(crate) const UNAVAILABLE: u8 = 69;
-/// Any other internal error.
-pub(crate) const SOFTWARE: u8 = 70;
-/// The lock is held by someone else (after `--wait`, if given). `-E` overrides it.
-pub(crate) const BUSY: u8 = 75;
-/// `exec`: the lock was lost while the command ran, and the command was stopped.
-pub(crate) const LOCK_LOST: u8 = 125;
-/// `exec`: the command was found but could not be executed.
-pub(crate) const CANNOT_EXECUTE: u8 = 126;
-/// `exec`: the command was not found.
-pub(crate) const NOT_FOUND: u8 = 127;
-
-/// The status a shell reports for a process that died of signal `signal`.
-pub(crate) fn for_signal(signal: i32) -> u8 {
-    (128 + signal.clamp(1, 127)) as u8
+/// How the run ended. Every subcommand returns one; errors carry one in a `Failure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Success. For `status NAME`: the lock is held.
+    Success,
+    /// A negative answer: the token does not hold the lock (release, extend), or the lock is
+    /// free (status).
+    Negative,
+    /// Bad flag, value, duration, URL or name. Nothing was sent to any server.
+    Usage,
+    /// Too few servers could be reached or answered properly to reach a quorum.
+    Unavailable,
+    /// Any other internal error.
+    Software,
+    /// The lock is held by someone else. `code` is 75 unless `-E` changed it.
+    Busy { code: u8 },
+    /// `exec`: the lock was lost while the command ran, and the command was stopped.
+    LockLost,
+    /// `exec`: the command was found but could not be executed.
+    CannotExecute,
+    /// `exec`: the command was not found.
+    NotFound,
+    /// `exec`: the command exited with this status, passed on unchanged.
+    CommandExited(u8),
+    /// The command died of this signal, or the signal stopped a waiting redlock: 128+N.
+    Signal(i32),
 }
 
-/// The table as it appears at the end of `--help`; the README carries the same rows.
-pub(crate) const TABLE: &str = "\
-Exit status:
-  0        success; for `status NAME`, the lock is held; for `exec`, the command's own status
-  1        the token does not hold the lock (release, extend), or the lock is free (status)
-  64       usage error: bad flag, value, duration, URL or name
-  69       unavailable: too few servers reachable or answering to reach a quorum
-  70       internal error
-  75       busy: the lock is held by someone else (change it with -E/--conflict-exit-code)
-  125      exec: the lock was lost while the command ran; the command was stopped
-  126      exec: the command could not be executed
-  127      exec: the command was not found
-  128+N    exec: the command died of signal N";
+/// The status a busy lock ends with unless `-E` says otherwise.
+pub(crate) const BUSY: u8 = 75;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_are_distinct() {
-        let codes = [
-            SUCCESS,
-            NEGATIVE,
-            USAGE,
-            UNAVAILABLE,
-            SOFTWARE,
-            BUSY,
-            LOCK_LOST,
-            CANNOT_EXECUTE,
-            NOT_FOUND,
-        ];
-        let mut sorted = codes.to_vec();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), codes.len());
+impl Outcome {
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::Negative => 1,
+            Outcome::Usage => 64,
+            Outcome::Unavailable => 69,
+            Outcome::Software => 70,
+            Outcome::Busy { code } => code,
+            Outcome::LockLost => 125,
+            Outcome::CannotExecute => 126,
+            Outcome::NotFound => 127,
+            Outcome::CommandExited(code) => code,
+            Outcome::Signal(signal) => (128 + signal.clamp(1, 127)) as u8,
+        }
     }
 
-    #[test]
-    fn signal_deaths_map_like_a_shell() {
-        assert_eq!(for_signal(libc::SIGTERM), 143);
-        assert_eq!(for_signal(libc::SIGINT), 130);
-        assert_eq!(for_signal(libc::SIGKILL), 137);
+    /// The busy outcome with `-E`'s code, if given.
+    pub(crate) fn busy(conflict_exit_code: Option<u8>) -> Outcome {
+        Outcome::Busy {
+            code: conflict_exit_code.unwrap_or(BUSY),
+        }
     }
 
-    #[test]
-    fn help_table_lists_every_code() {
-        for code in [
-            "0 ", "1 ", "64", "69", "70", "75", "125", "126", "127", "128+N",
-        ] {
-            assert!(TABLE.contains(&format!("  {code}")), "missing {code}");
+    /// How the table names this outcome's status.
+    fn label(self) -> String {
+        match self {
+            Outcome::Signal(_) => "128+N".into(),
+            other => other.code().to_string(),
         }
     }
 }
 
-/// An outcome that ends the run with a specific status. `message` (if any) goes to stderr once.
+/// One documented row of the exit-status table.
+struct Row {
+    outcome: Outcome,
+    meaning: &'static str,
+    /// Shown in `exec --help`'s own short table too.
+    exec: bool,
+}
+
+/// The documented statuses, in order. The README's table must say exactly this (a test checks).
+const ROWS: &[Row] = &[
+    Row {
+        outcome: Outcome::Success,
+        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::Negative,
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is free; `release --force`: there was nothing to remove",
+        exec: false,
+    },
+    Row {
+        outcome: Outcome::Usage,
+        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::Unavailable,
+        meaning: "unavailable: too few servers could be reached or answered properly to reach a quorum",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::Software,
+        meaning: "internal error",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::Busy { code: BUSY },
+        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::LockLost,
+        meaning: "`exec`: the lock was lost while the command ran; the command was stopped",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::CannotExecute,
+        meaning: "`exec`: the command was found but could not be executed (the lock was released)",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::NotFound,
+        meaning: "`exec`: the command was not found (the lock was released)",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::Signal(1),
+        meaning: "`exec`: the command died of signal N; any command: a signal N stopped redlock while it waited, with nothing left on any server",
+        exec: true,
+    },
+];
+
+/// The table at the end of `redlock --help`.
+pub(crate) fn table() -> String {
+    render(ROWS.iter())
+}
+
+/// The table at the end of `redlock exec --help`: the statuses `exec` can end with.
+pub(crate) fn exec_table() -> String {
+    render(ROWS.iter().filter(|row| row.exec))
+}
+
+fn render<'a>(rows: impl Iterator<Item = &'a Row>) -> String {
+    let mut text = String::from("Exit status:");
+    for row in rows {
+        text.push_str(&format!("\n  {:<7}  {}", row.outcome.label(), row.meaning));
+    }
+    text
+}
+
+/// A usage error: the message names the bad value and what was expected. Exits 64.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// A usage error as an `anyhow::Error`.
+pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+/// An outcome that ends the run early. `message` (if any) goes to stderr once.
 #[derive(Debug)]
 pub(crate) struct Failure {
-    pub(crate) code: u8,
+    pub(crate) outcome: Outcome,
     pub(crate) message: Option<String>,
 }
 
-/// Ends the run with `code`, printing `message` once.
-pub(crate) fn fail(code: u8, message: impl Into<String>) -> anyhow::Error {
+/// Ends the run with `outcome`, printing `message` once.
+pub(crate) fn fail(outcome: Outcome, message: impl Into<String>) -> anyhow::Error {
     Failure {
-        code,
+        outcome,
         message: Some(message.into()),
     }
     .into()
 }
 
-/// Ends the run with `code` and nothing to say (the lock is free, the command's own status).
-pub(crate) fn quietly(code: u8) -> anyhow::Error {
+/// Ends the run with `outcome` and nothing to say (the lock is free, a signal while waiting).
+pub(crate) fn quietly(outcome: Outcome) -> anyhow::Error {
     Failure {
-        code,
+        outcome,
         message: None,
     }
     .into()
@@ -118,10 +203,67 @@ impl std::error::Error for Failure {}
 /// The status for an error that reached `main`, and whether it has a message to print.
 pub(crate) fn code_of(err: &anyhow::Error) -> (u8, bool) {
     if let Some(failure) = err.downcast_ref::<Failure>() {
-        (failure.code, failure.message.is_some())
-    } else if err.downcast_ref::<crate::config::UsageError>().is_some() {
-        (USAGE, true)
+        (failure.outcome.code(), failure.message.is_some())
+    } else if err.downcast_ref::<UsageError>().is_some() {
+        (Outcome::Usage.code(), true)
     } else {
-        (SOFTWARE, true)
+        (Outcome::Software.code(), true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_codes_are_distinct() {
+        let mut codes: Vec<String> = ROWS.iter().map(|row| row.outcome.label()).collect();
+        let all = codes.len();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), all);
+    }
+
+    #[test]
+    fn signal_deaths_map_like_a_shell() {
+        assert_eq!(Outcome::Signal(libc::SIGTERM).code(), 143);
+        assert_eq!(Outcome::Signal(libc::SIGINT).code(), 130);
+        assert_eq!(Outcome::Signal(libc::SIGKILL).code(), 137);
+        assert_eq!(Outcome::busy(Some(0)).code(), 0);
+        assert_eq!(Outcome::busy(None).code(), 75);
+    }
+
+    #[test]
+    fn help_tables_list_the_documented_codes() {
+        let table = table();
+        for row in ROWS {
+            assert!(table.contains(&format!("  {:<7}  {}", row.outcome.label(), row.meaning)));
+        }
+        assert!(exec_table().contains("125"));
+        assert!(!exec_table().contains("\n  1 "));
+    }
+
+    /// The README's "Exit status" table says exactly what `--help` says.
+    #[test]
+    fn readme_table_matches_the_outcomes() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("## Exit status")
+            .nth(1)
+            .expect("README has an Exit status section");
+        let rows: Vec<&str> = section
+            .lines()
+            .skip_while(|line| !line.starts_with("| code"))
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .collect();
+        let expected: Vec<String> = ROWS
+            .iter()
+            .map(|row| format!("| {} | {} |", row.outcome.label(), row.meaning))
+            .collect();
+        assert_eq!(
+            rows, expected,
+            "README's exit-status table differs from src/exit.rs"
+        );
     }
 }

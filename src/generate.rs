@@ -3,18 +3,18 @@
 //! under `completions/` and `man/`; a test regenerates them and fails when they are stale.
 
 use crate::cli::{Cli, GenerateArgs, Generated};
-use crate::exit;
+use crate::exit::{self, Outcome};
 use clap::CommandFactory;
 use clap_complete::Shell;
 use std::path::Path;
 
-pub(crate) fn run(args: &GenerateArgs) -> anyhow::Result<u8> {
+pub(crate) fn run(args: &GenerateArgs) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).map_err(|e| cannot_write(&args.dir, &e))?;
     match args.what {
         Generated::Completions => completions(&args.dir)?,
         Generated::Man => man(&args.dir)?,
     }
-    Ok(exit::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 fn completions(dir: &Path) -> anyhow::Result<()> {
@@ -55,7 +55,7 @@ fn write_page(dir: &Path, file: &str, command: clap::Command) -> anyhow::Result<
 
 fn cannot_write(path: &Path, err: &std::io::Error) -> anyhow::Error {
     exit::fail(
-        exit::SOFTWARE,
+        Outcome::Software,
         format!(
             "cannot write {}: {err}; expected a writable directory",
             path.display()

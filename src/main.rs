@@ -2,20 +2,24 @@
 
 mod cli;
 mod clock;
-mod commands;
 mod config;
+mod dispatch;
 mod exec;
 mod exit;
 mod generate;
 mod lock;
+mod oneshot;
 mod progress;
 mod report;
 mod server;
 mod signals;
 mod status;
+mod take;
 mod token;
 
 use clap::Parser;
+use exit::Outcome;
+use report::Reporter;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -31,19 +35,20 @@ fn main() -> ExitCode {
         {
             // Bare `redlock`: the help is what the user needs, but it is still a usage error.
             let _ = err.print();
-            return ExitCode::from(exit::USAGE);
+            return ExitCode::from(Outcome::Usage.code());
         }
         Err(err) => {
             eprintln!("redlock: {}", one_line(&err.render().to_string()));
-            return ExitCode::from(exit::USAGE);
+            return ExitCode::from(Outcome::Usage.code());
         }
     };
-    match commands::run(cli) {
-        Ok(code) => ExitCode::from(code),
+    let reporter = Reporter::from_args(&cli.output);
+    match dispatch::run(cli, reporter) {
+        Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) => {
             let (code, has_message) = exit::code_of(&err);
             if has_message {
-                report::get().error(&format!("{err:#}"), code);
+                reporter.error(&format!("{err:#}"), code);
             }
             ExitCode::from(code)
         }

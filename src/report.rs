@@ -1,9 +1,9 @@
 //! Everything redlock says on stderr: errors, warnings, lifecycle events (acquired, renewed,
 //! renewal failed, lost, released, child exited) and, with `-v`, each round's per-server detail.
 //!
-//! One `Reporter` per run, set once from the command line (`-q`, `-v`, `--log-format`) and read
-//! from anywhere, so that `exec`'s renewal thread can emit events without plumbing. Every line
-//! is written whole with one call, so lines from two threads never interleave. Text is for
+//! One `Reporter` per run, made once from the command line (`-q`, `-v`, `--log-format`) and
+//! passed by value (it is two small enums) to whatever reports. Every line is written whole with
+//! one call, so lines from two threads never interleave. Text is for
 //! people; `--log-format json` makes every line one JSON object for log collectors.
 //!
 //! Servers only ever appear as their redacted URL (`Server::display`), and tokens only as their
@@ -12,7 +12,6 @@
 use crate::lock::{NodeError, Round};
 use serde_json::{json, Map, Value};
 use std::io::Write;
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,21 +29,6 @@ pub(crate) use crate::cli::LogFormat as Format;
 pub(crate) struct Reporter {
     pub(crate) level: Level,
     pub(crate) format: Format,
-}
-
-static REPORTER: OnceLock<Reporter> = OnceLock::new();
-
-/// Sets this run's reporter; later calls change nothing.
-pub(crate) fn init(reporter: Reporter) {
-    let _ = REPORTER.set(reporter);
-}
-
-/// This run's reporter (normal text until `init`).
-pub(crate) fn get() -> Reporter {
-    REPORTER.get().copied().unwrap_or(Reporter {
-        level: Level::Normal,
-        format: Format::Text,
-    })
 }
 
 /// A lock's lifecycle, as `acquire`, `extend`, `release` and `exec` live it.
@@ -286,6 +270,21 @@ impl Event<'_> {
 }
 
 impl Reporter {
+    /// The reporter `-q`, `-v` and `--log-format` ask for.
+    pub(crate) fn from_args(output: &crate::cli::OutputArgs) -> Reporter {
+        let level = if output.quiet {
+            Level::Quiet
+        } else if output.verbose {
+            Level::Verbose
+        } else {
+            Level::Normal
+        };
+        Reporter {
+            level,
+            format: output.log_format,
+        }
+    }
+
     fn shows(&self, severity: Severity) -> bool {
         match severity {
             Severity::Error => true,
@@ -343,16 +342,6 @@ impl Reporter {
             Format::Json => json_line(Severity::Info, "round", round_json(round)),
         }
     }
-}
-
-/// Shorthand for `report::get().emit(event)`: what `exec` calls at each step of its lifecycle.
-pub(crate) fn emit(event: &Event<'_>) {
-    get().emit(event);
-}
-
-/// Shorthand for `report::get().warn(message)`.
-pub(crate) fn warn(message: &str) {
-    get().warn(message);
 }
 
 fn round_text(round: &Round<'_>) -> String {

@@ -3,23 +3,28 @@
 
 use crate::cli::StatusArgs;
 use crate::config::Config;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::lock::{self, Holding, KeyState, NodeError, Redlock, ServerState};
+use crate::report::Reporter;
 use crate::token;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-pub(crate) fn run(config: &Config, args: &StatusArgs) -> anyhow::Result<u8> {
-    let mut lock = crate::commands::redlock(config);
+pub(crate) fn run(
+    config: &Config,
+    reporter: Reporter,
+    args: &StatusArgs,
+) -> anyhow::Result<Outcome> {
+    let mut lock = config.redlock(reporter);
     match &args.name {
         Some(name) => one(config, &mut lock, name, args.json),
         None => all(config, &mut lock, args.json),
     }
 }
 
-fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow::Result<u8> {
+fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow::Result<Outcome> {
     let key = config.key(name)?;
     let (states, started) = lock.inspect(&key);
     let verdict = lock::holding(&states, started);
@@ -30,9 +35,9 @@ fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow
     };
     print(&text);
     Ok(match verdict {
-        Holding::Held { .. } => exit::SUCCESS,
-        Holding::Free => exit::NEGATIVE,
-        Holding::Unknown => exit::UNAVAILABLE,
+        Holding::Held { .. } => Outcome::Success,
+        Holding::Free => Outcome::Negative,
+        Holding::Unknown => Outcome::Unavailable,
     })
 }
 
@@ -180,7 +185,7 @@ fn holder_json(token: &str) -> Option<Value> {
 }
 
 /// Every lock under the prefix, merged across servers and sorted by name.
-fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<u8> {
+fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
     let started = crate::clock::BootInstant::now();
     let listings = lock.list(&config.prefix);
     let answered = listings.iter().filter(|(_, l)| l.is_ok()).count();
@@ -279,7 +284,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<u8>
             .filter_map(|(server, l)| l.as_ref().err().map(|e| format!("{server}: {e}")))
             .collect();
         return Err(exit::fail(
-            exit::UNAVAILABLE,
+            Outcome::Unavailable,
             format!(
                 "only {answered} of {} servers answered; the list may be incomplete ({})",
                 listings.len(),
@@ -287,7 +292,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<u8>
             ),
         ));
     }
-    Ok(exit::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 fn print(text: &str) {

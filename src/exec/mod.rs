@@ -7,16 +7,18 @@
 
 mod child;
 mod renew;
+mod schedule;
 
 use crate::cli::ExecArgs;
-use crate::commands::{redlock, take_lock};
 use crate::config::Config;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::lock::{self, Holding, Redlock, Wake};
-use crate::report::{self, Event as Log};
+use crate::report::{Event as Log, Reporter};
+use crate::take::take_lock;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
 use renew::{Report, Watchdog};
+use schedule::Schedule;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::sync::mpsc;
 
@@ -26,14 +28,19 @@ enum Event {
     CommandExited,
 }
 
-pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
+pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyhow::Result<Outcome> {
     let take = &args.take;
     let key = config.key(&take.name)?;
     config.check_ttl(take.ttl)?;
-    check_renewable(config, take.ttl)?;
-    let mut lock = redlock(config);
-    if let Some(token) = inherited_token(&mut lock, &key) {
-        return Err(run_reentered(&args.command, &token));
+    let schedule = Schedule {
+        ttl: take.ttl,
+        timeout: config.timeout,
+        kill_after: args.kill_after,
+    };
+    check_renewable(&schedule)?;
+    let mut lock = config.redlock(reporter);
+    if is_reentry(&mut lock, &key) {
+        return Err(run_reentered(&args.command));
     }
 
     let (wake_tx, wakes) = mpsc::channel();
@@ -44,6 +51,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         take,
         Some(&args.command.join(" ")),
         (&wake_tx, &wakes),
+        reporter,
     )?;
     let servers = lock.servers().len();
     let lifecycle = Lifecycle {
@@ -51,6 +59,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         key: &key,
         token: &held.token,
         servers,
+        reporter,
     };
 
     let env = [
@@ -58,8 +67,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         ("REDLOCK_KEY", key.as_str()),
         ("REDLOCK_TOKEN", held.token.as_str()),
     ];
-    let grace = args.kill_after.min(take.ttl / 3);
-    let command = match Supervised::spawn(&args.command, &env, grace) {
+    let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
         Ok(command) => command,
         Err(err) => {
             let _ = lock.release(&key, &held.token);
@@ -76,12 +84,12 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         let _ = exited.send(Event::CommandExited);
     });
     // The watchdog has its own connections: a renewal never waits behind anything else.
-    let renewer = redlock(config);
+    let renewer = config.redlock(reporter);
     let watchdog = Watchdog::start(
         renewer,
         key.clone(),
         held.clone(),
-        args.kill_after,
+        schedule,
         events,
         Event::Watchdog,
     )?;
@@ -91,7 +99,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
     watchdog.stop();
     let status = command.finish();
     if let Ok(status) = &status {
-        report::emit(&Log::ChildExited {
+        reporter.emit(&Log::ChildExited {
             name: &take.name,
             key: &key,
             pid: pid as u32,
@@ -101,7 +109,7 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         });
     }
     match lock.release(&key, &held.token) {
-        Ok(released) => report::emit(&Log::Released {
+        Ok(released) => reporter.emit(&Log::Released {
             name: &take.name,
             key: &key,
             token: Some(&held.token),
@@ -111,36 +119,31 @@ pub(crate) fn run(config: &Config, args: &ExecArgs) -> anyhow::Result<u8> {
         }),
         // After a loss the key is someone else's or gone: nothing to report.
         Err(_) if lost.is_some() => {}
-        Err(err) => report::warn(&format!(
+        Err(err) => reporter.warn(&format!(
             "could not release lock '{}': {err}; it expires by its ttl",
             take.name
         )),
     }
     if lost.is_some() {
-        return Err(exit::quietly(exit::LOCK_LOST));
+        return Ok(Outcome::LockLost);
     }
     let status = status?;
     Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(signal)) => exit::for_signal(signal),
-        (None, None) => exit::SOFTWARE,
+        (Some(code), _) => Outcome::CommandExited(code as u8),
+        (None, Some(signal)) => Outcome::Signal(signal),
+        (None, None) => Outcome::Software,
     })
 }
 
-/// A renewal is due after TTL/3 and may take one `--timeout`; if it fails, the command needs up to
-/// TTL/3 (the longest grace) to stop, and a retry another `--timeout`, all before the validity
-/// ends. A TTL too short for that would report the lock lost at the first renewal.
-fn check_renewable(config: &Config, ttl: std::time::Duration) -> anyhow::Result<()> {
-    let needed = ttl / 3 * 2 + config.timeout * 2 + lock::quorum::drift(ttl);
-    if needed >= ttl {
-        let minimum = (config.timeout * 2 + std::time::Duration::from_millis(2)) * 3 * 100 / 97;
-        return Err(crate::config::UsageError(format!(
+/// A TTL too short for the renewal schedule would report the lock lost at the first renewal.
+fn check_renewable(schedule: &Schedule) -> anyhow::Result<()> {
+    if !schedule.is_workable() {
+        return Err(exit::usage(format!(
             "--ttl {} is too short for exec with a {} per-server timeout; expected at least {} ms so renewals have time",
-            humantime::format_duration(ttl),
-            humantime::format_duration(config.timeout),
-            minimum.as_millis() + 1
-        ))
-        .into());
+            humantime::format_duration(schedule.ttl),
+            humantime::format_duration(schedule.timeout),
+            Schedule::minimum_ttl(schedule.timeout).as_millis()
+        )));
     }
     Ok(())
 }
@@ -151,6 +154,7 @@ struct Lifecycle<'a> {
     key: &'a str,
     token: &'a str,
     servers: usize,
+    reporter: Reporter,
 }
 
 /// Waits for the command to exit, forwarding signals and stopping it if the lock is lost.
@@ -181,7 +185,7 @@ fn supervise(
         match event {
             Event::CommandExited => return lost,
             Event::Signal(signal) => command.signal_group(signal),
-            Event::Watchdog(Report::Renewed(held)) => report::emit(&Log::Renewed {
+            Event::Watchdog(Report::Renewed(held)) => lock.reporter.emit(&Log::Renewed {
                 name: lock.name,
                 key: lock.key,
                 token: lock.token,
@@ -191,7 +195,7 @@ fn supervise(
                 servers: lock.servers,
             }),
             Event::Watchdog(Report::RenewalFailed { reason, remaining }) => {
-                report::emit(&Log::RenewalFailed {
+                lock.reporter.emit(&Log::RenewalFailed {
                     name: lock.name,
                     key: lock.key,
                     token: lock.token,
@@ -201,7 +205,7 @@ fn supervise(
             }
             Event::Watchdog(Report::Lost { reason, grace }) => {
                 if lost.is_none() {
-                    report::emit(&Log::Lost {
+                    lock.reporter.emit(&Log::Lost {
                         name: lock.name,
                         key: lock.key,
                         token: lock.token,
@@ -221,7 +225,7 @@ fn supervise(
 fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
     std::thread::spawn(move || {
         for wake in wakes {
-            if let Some(signal) = interrupt(wake) {
+            if let Some(signal) = wake.signal() {
                 if events.send(Event::Signal(signal)).is_err() {
                     return;
                 }
@@ -230,34 +234,28 @@ fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
     });
 }
 
-fn interrupt(wake: Wake) -> Option<i32> {
-    match wake {
-        Wake::Interrupted(signal) => Some(signal),
-        Wake::Released => None,
-    }
-}
-
 /// Re-entry: we run inside a command that already holds this lock (`REDLOCK_KEY` and
 /// `REDLOCK_TOKEN` from an outer `redlock exec`), and the servers confirm the token holds it.
-fn inherited_token(lock: &mut Redlock, key: &str) -> Option<String> {
-    if std::env::var("REDLOCK_KEY").ok()? != key {
-        return None;
+fn is_reentry(lock: &mut Redlock, key: &str) -> bool {
+    let inherited = |name| std::env::var(name).ok();
+    let (Some(outer_key), Some(token)) = (inherited("REDLOCK_KEY"), inherited("REDLOCK_TOKEN"))
+    else {
+        return false;
+    };
+    if outer_key != key {
+        return false;
     }
-    let token = std::env::var("REDLOCK_TOKEN").ok()?;
     let (states, started) = lock.inspect(key);
-    match lock::holding(&states, started) {
-        Holding::Held { token: holder, .. } if holder == token => Some(token),
-        _ => None,
-    }
+    matches!(lock::holding(&states, started), Holding::Held { token: holder, .. } if holder == token)
 }
 
 /// The outer `redlock exec` renews and releases; we simply become the command, so its signals
 /// and exit status are exactly the command's.
-fn run_reentered(argv: &[String], _token: &str) -> anyhow::Error {
+fn run_reentered(argv: &[String]) -> anyhow::Error {
     let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
     let code = match err.raw_os_error() {
-        Some(libc::ENOENT) => exit::NOT_FOUND,
-        _ => exit::CANNOT_EXECUTE,
+        Some(libc::ENOENT) => Outcome::NotFound,
+        _ => Outcome::CannotExecute,
     };
     exit::fail(code, format!("cannot run '{}': {err}", argv[0]))
 }
@@ -265,15 +263,15 @@ fn run_reentered(argv: &[String], _token: &str) -> anyhow::Error {
 fn spawn_failure(program: &str, err: SpawnError) -> anyhow::Error {
     match err {
         SpawnError::NotFound(err) => exit::fail(
-            exit::NOT_FOUND,
+            Outcome::NotFound,
             format!("command not found: '{program}' ({err}); the lock was released"),
         ),
         SpawnError::NotExecutable(err) => exit::fail(
-            exit::CANNOT_EXECUTE,
+            Outcome::CannotExecute,
             format!("cannot execute '{program}' ({err}); the lock was released"),
         ),
         SpawnError::Other(err) => exit::fail(
-            exit::SOFTWARE,
+            Outcome::Software,
             format!("cannot start '{program}' ({err}); the lock was released"),
         ),
     }

@@ -1,11 +1,12 @@
 //! The watchdog: a thread that keeps the lock alive while the command runs.
 //!
-//! It renews every TTL/3 (Redisson's schedule: 30 s lease, 10 s period) over its own persistent
-//! connections. A renewal counts only with a quorum and positive validity; a failed one is
-//! retried quickly, but never past the point where the command could no longer be stopped before
-//! the last confirmed validity runs out. Then, or as soon as a server says the token is gone, it
-//! reports the lock lost: the supervisor must stop the command.
+//! It renews on the `Schedule` over its own persistent connections. A renewal counts only with a
+//! quorum and positive validity; a failed one is retried quickly, but never past the point where
+//! the command could no longer be stopped before the last confirmed validity runs out. Then, or
+//! as soon as a server says the token is gone, it reports the lock lost: the supervisor must stop
+//! the command.
 
+use super::schedule::Schedule;
 use crate::clock::BootInstant;
 use crate::lock::{jitter, Held, LockError, Redlock};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -34,12 +35,12 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    /// Starts renewing `held`. Reports go through `report`, wrapped by `wrap`.
+    /// Starts renewing `held` on `schedule`. Reports go through `report`, wrapped by `wrap`.
     pub(crate) fn start<E: Send + 'static>(
         lock: Redlock,
         key: String,
         held: Held,
-        kill_after: Duration,
+        schedule: Schedule,
         report: Sender<E>,
         wrap: fn(Report) -> E,
     ) -> std::io::Result<Watchdog> {
@@ -51,7 +52,7 @@ impl Watchdog {
                     lock,
                     key,
                     held,
-                    kill_after,
+                    schedule,
                     stopped,
                     report: Box::new(move |outcome| report.send(wrap(outcome)).is_ok()),
                 };
@@ -82,7 +83,7 @@ struct Renewal {
     lock: Redlock,
     key: String,
     held: Held,
-    kill_after: Duration,
+    schedule: Schedule,
     stopped: Receiver<()>,
     /// Hands a report to the supervisor; false once it is gone.
     report: Box<dyn Fn(Report) -> bool + Send>,
@@ -95,15 +96,23 @@ impl Renewal {
 
     /// Waits for the next renewal and performs it. `None` once asked to stop.
     fn next(&mut self) -> Option<Report> {
-        let ttl = self.held.ttl;
-        let due = self.held.since.add(ttl / 3);
+        let due = self.held.since.add(self.schedule.interval());
         self.sleep_until(due)?;
+        if self.give_up_at().has_passed() {
+            // We slept through the whole window without trying: this process was stopped
+            // (SIGSTOP, a debugger) or the machine suspended, past the lock's validity.
+            return Some(self.lost(
+                "redlock was paused past the lock's validity (stopped or suspended); no renewal could be tried in time",
+            ));
+        }
         loop {
-            let give_up_at = self.give_up_at();
-            if give_up_at.has_passed() {
+            if self.give_up_at().has_passed() {
                 return Some(self.lost("renewal could not reach a quorum of servers in time"));
             }
-            match self.lock.extend(&self.key, &self.held.token, ttl) {
+            match self
+                .lock
+                .extend(&self.key, &self.held.token, self.schedule.ttl)
+            {
                 Ok(held) => {
                     self.held = held.clone();
                     return Some(Report::Renewed(held));
@@ -118,10 +127,9 @@ impl Renewal {
                         reason: err.to_string(),
                         remaining: self.held.deadline().remaining(),
                     })?;
-                    // Retry soon, but not so often that a down server's timeout is all we do.
-                    let retry =
-                        jitter((ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)));
-                    let next_try = BootInstant::now().add(retry).min(self.give_up_at());
+                    let next_try = BootInstant::now()
+                        .add(jitter(self.schedule.retry_pause()))
+                        .min(self.give_up_at());
                     self.sleep_until(next_try)?;
                     if self.give_up_at().has_passed() {
                         return Some(self.lost(&format!("renewal failed: {err}")));
@@ -131,26 +139,18 @@ impl Renewal {
         }
     }
 
-    /// The grace period a stopping command gets: `--kill-after`, but never so long that it
-    /// could outlast a third of the TTL.
-    fn grace(&self) -> Duration {
-        self.kill_after.min(self.held.ttl / 3)
-    }
-
     /// The last moment to start a renewal round and still, if it fails, stop the command (a
     /// round of `timeout`, then SIGTERM, grace, SIGKILL) before the validity runs out.
     fn give_up_at(&self) -> BootInstant {
-        let reserve = self.grace() + self.lock.timeout();
-        let deadline = self.held.deadline();
-        let start = self.held.since;
-        // deadline - reserve, but not before `since`.
-        start.add(deadline.since(start).saturating_sub(reserve))
+        self.held
+            .since
+            .add(self.schedule.give_up_after(self.held.validity))
     }
 
     fn lost(&self, reason: &str) -> Report {
         Report::Lost {
             reason: reason.to_string(),
-            grace: self.grace().min(self.held.deadline().remaining()),
+            grace: self.schedule.grace().min(self.held.deadline().remaining()),
         }
     }
 

@@ -94,11 +94,6 @@ impl Redlock {
         self.nodes.servers()
     }
 
-    /// The per-server budget of one round.
-    pub(crate) fn timeout(&self) -> Duration {
-        self.nodes.timeout()
-    }
-
     pub(crate) fn quorum(&self) -> usize {
         quorum::quorum(self.nodes.len())
     }

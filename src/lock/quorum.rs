@@ -21,6 +21,20 @@ pub(crate) fn validity(ttl: Duration, elapsed: Duration) -> Option<Duration> {
         .filter(|left| !left.is_zero())
 }
 
+/// The shortest whole-millisecond TTL that leaves some validity after `elapsed`: the inverse of
+/// `validity`, so that a check "is this TTL long enough" and the arithmetic it guards cannot
+/// disagree.
+pub(crate) fn shortest_ttl_leaving(elapsed: Duration) -> Duration {
+    // validity > 0  <=>  ttl - ttl/100 - 2ms > elapsed  <=>  ttl > (elapsed + 2ms) / 0.99;
+    // start just below that and step up past any rounding of the integer division.
+    let estimate = (elapsed + Duration::from_millis(2)).as_millis() * 100 / 99;
+    let mut ttl = Duration::from_millis(estimate.saturating_sub(2) as u64);
+    while validity(ttl, elapsed).is_none() {
+        ttl += Duration::from_millis(1);
+    }
+    ttl
+}
+
 /// How a round of votes ended, from the counts alone.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -68,6 +82,16 @@ mod tests {
         assert_eq!(validity(ttl, Duration::from_millis(9_898)), None);
         assert_eq!(validity(ttl, Duration::from_secs(11)), None);
         assert_eq!(validity(Duration::from_millis(2), Duration::ZERO), None);
+    }
+
+    #[test]
+    fn shortest_ttl_is_the_inverse_of_validity() {
+        for elapsed_ms in [0, 1, 7, 200, 400, 999, 60_000] {
+            let elapsed = Duration::from_millis(elapsed_ms);
+            let ttl = shortest_ttl_leaving(elapsed);
+            assert!(validity(ttl, elapsed).is_some(), "{ttl:?}");
+            assert!(validity(ttl - Duration::from_millis(1), elapsed).is_none());
+        }
     }
 
     #[test]

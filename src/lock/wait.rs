@@ -16,6 +16,16 @@ pub(crate) enum Wake {
     Released,
 }
 
+impl Wake {
+    /// The signal, if this wake-up is one.
+    pub(crate) fn signal(self) -> Option<i32> {
+        match self {
+            Wake::Interrupted(signal) => Some(signal),
+            Wake::Released => None,
+        }
+    }
+}
+
 /// How a waiting acquire waits, and what it may report while it does.
 pub(crate) struct Waiting<'a> {
     /// Keep trying this long; `None` means one attempt.
@@ -180,10 +190,7 @@ fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<
 /// Discards release notifications already queued (the same release, heard from other servers),
 /// keeping an interrupt if one came in meanwhile.
 fn drain_released(wakes: Option<&Receiver<Wake>>) -> Option<i32> {
-    wakes?.try_iter().find_map(|wake| match wake {
-        Wake::Interrupted(signal) => Some(signal),
-        Wake::Released => None,
-    })
+    wakes?.try_iter().find_map(Wake::signal)
 }
 
 /// A uniformly random duration in [0, max].

@@ -321,6 +321,13 @@ fn usage_errors_exit_64_with_one_line_and_touch_no_server() {
         &["acquire", "job", "--bogus"],
         &["-s", "http://u:hunter2@host", "acquire", "job"],
         &["release", "job"],
+        &["acquire", "job", "--ttl", "99999999999h"],
+        &["acquire", "job", "--wait", "30d"],
+        &["acquire", "job", "--timeout", "2m"],
+        &["exec", "job", "--kill-after", "2h", "--", "true"],
+        &["release", "job", "--token", ""],
+        &["release", "job", "--token", "  "],
+        &["extend", "job", "--token", ""],
     ];
     for args in cases {
         let output = cluster.redlock().args(*args).output().unwrap();

@@ -592,3 +592,32 @@ fn exec_releases_even_when_its_idle_connections_were_closed() {
     assert_eq!(stderr_of(&output), "", "the release complained");
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
+
+#[test]
+fn exec_paused_past_its_validity_says_so_and_stops_the_command() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let script = format!("touch {}; sleep 30", ready.display());
+    let child = spawn(
+        &cluster,
+        &["exec", "job", "--ttl", "3s", "--", "sh", "-c", &script],
+    );
+    wait_for("the command to start", Duration::from_secs(5), || {
+        ready.exists()
+    });
+    signal_process(child.id() as i32, libc::SIGSTOP);
+    // The servers' clocks run on while redlock is stopped: wait for the key to expire there.
+    wait_for("the key to expire", Duration::from_secs(10), || {
+        cluster.servers[0].get(KEY).is_none()
+    });
+    signal_process(child.id() as i32, libc::SIGCONT);
+    let output = child.wait_with_output().unwrap();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.contains("paused past the lock's validity"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("could not reach a quorum"), "{stderr}");
+}

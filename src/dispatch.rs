@@ -1,0 +1,25 @@
+//! From the parsed command line to the subcommand that handles it: the validated configuration
+//! is built here, once, and each subcommand gets it with the run's reporter.
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::exit::Outcome;
+use crate::report::Reporter;
+
+pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
+    if let Command::Generate(args) = &cli.command {
+        return crate::generate::run(args);
+    }
+    let config = Config::from_args(&cli.servers)?;
+    for warning in &config.warnings {
+        reporter.warn(warning);
+    }
+    match cli.command {
+        Command::Acquire(args) => crate::oneshot::acquire(&config, reporter, &args),
+        Command::Release(args) => crate::oneshot::release(&config, reporter, &args),
+        Command::Extend(args) => crate::oneshot::extend(&config, reporter, &args),
+        Command::Status(args) => crate::status::run(&config, reporter, &args),
+        Command::Exec(args) => crate::exec::run(&config, reporter, &args),
+        Command::Generate(args) => crate::generate::run(&args),
+    }
+}

@@ -1,0 +1,200 @@
+//! The scripted path: `acquire` prints a token, `extend` and `release` take it back. Each is one
+//! round (or one wait) against the servers, and ends with one outcome.
+
+use crate::cli::{AcquireArgs, ExtendArgs, ReleaseArgs};
+use crate::config::Config;
+use crate::exit::{self, Outcome};
+use crate::lock::{self, KeyState, LockError, Redlock};
+use crate::report::{Event, Reporter};
+use crate::signals;
+use crate::take::take_lock;
+use std::io::Write;
+use std::sync::mpsc;
+
+pub(crate) fn acquire(
+    config: &Config,
+    reporter: Reporter,
+    args: &AcquireArgs,
+) -> anyhow::Result<Outcome> {
+    let take = &args.take;
+    let key = config.key(&take.name)?;
+    config.check_ttl(take.ttl)?;
+    let (wake_tx, wakes) = mpsc::channel();
+    if take.wait.is_some() {
+        signals::watch(
+            &signals::TERMINATING,
+            wake_tx.clone(),
+            lock::Wake::Interrupted,
+        )?;
+    } else {
+        // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
+        // finish the attempt and then act on them, and saves starting a thread.
+        signals::block(&signals::TERMINATING)?;
+    }
+    let mut lock = config.redlock(reporter);
+    let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes), reporter)?;
+    let output = if args.json {
+        serde_json::json!({
+            "name": take.name,
+            "key": key,
+            "token": held.token,
+            "ttl_ms": held.ttl.as_millis() as u64,
+            "validity_ms": held.validity.as_millis() as u64,
+            "servers": lock.servers().len(),
+            "votes": held.votes,
+        })
+        .to_string()
+    } else {
+        held.token.clone()
+    };
+    if let Err(err) = writeln!(std::io::stdout(), "{output}") {
+        // A token nobody can read is a lock nobody can release: give it back.
+        let _ = lock.release(&key, &held.token);
+        return Err(exit::fail(
+            Outcome::Software,
+            format!("cannot print the token ({err}); the lock was released"),
+        ));
+    }
+    Ok(Outcome::Success)
+}
+
+pub(crate) fn release(
+    config: &Config,
+    reporter: Reporter,
+    args: &ReleaseArgs,
+) -> anyhow::Result<Outcome> {
+    let key = config.key(&args.name)?;
+    let mut lock = config.redlock(reporter);
+    let Some(token) = args.token.as_deref().filter(|_| !args.force) else {
+        return force_release(&mut lock, reporter, &args.name, &key);
+    };
+    match lock.release(&key, token) {
+        Ok(released) => {
+            for (server, why) in &released.failures {
+                reporter.warn(&format!(
+                    "{server}: {why}; the lock there expires by its ttl"
+                ));
+            }
+            reporter.emit(&Event::Released {
+                name: &args.name,
+                key: &key,
+                token: Some(token),
+                deleted: released.deleted,
+                servers: lock.servers().len(),
+                forced: false,
+            });
+            Ok(Outcome::Success)
+        }
+        Err(LockError::NotHeld) => Err(exit::fail(
+            Outcome::Negative,
+            format!(
+                "lock '{}' is not held by this token (it expired, was released, or is held by someone else)",
+                args.name
+            ),
+        )),
+        Err(err) => Err(exit::fail(
+            Outcome::Unavailable,
+            format!("cannot tell whether lock '{}' was released: {err}", args.name),
+        )),
+    }
+}
+
+fn force_release(
+    lock: &mut Redlock,
+    reporter: Reporter,
+    name: &str,
+    key: &str,
+) -> anyhow::Result<Outcome> {
+    let states = lock.force_release(key);
+    let mut removed = 0;
+    let mut answered = 0;
+    let mut out = std::io::stdout().lock();
+    for state in &states {
+        match &state.state {
+            Ok(KeyState::Present { token, .. }) => {
+                removed += 1;
+                answered += 1;
+                let holder = token
+                    .as_deref()
+                    .map_or_else(|| "a non-string value".to_string(), lock::describe_token);
+                let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
+            }
+            Ok(KeyState::Absent) => answered += 1,
+            Err(why) => reporter.warn(&format!("{}: {why}", state.server)),
+        }
+    }
+    if removed > 0 {
+        reporter.emit(&Event::Released {
+            name,
+            key,
+            token: None,
+            deleted: removed,
+            servers: states.len(),
+            forced: true,
+        });
+        Ok(Outcome::Success)
+    } else if answered < lock.quorum() {
+        Err(exit::fail(
+            Outcome::Unavailable,
+            format!(
+                "cannot force-release lock '{name}': only {answered} of {} servers answered",
+                states.len()
+            ),
+        ))
+    } else {
+        Err(exit::fail(
+            Outcome::Negative,
+            format!("lock '{name}' is not held on any server; nothing to remove"),
+        ))
+    }
+}
+
+pub(crate) fn extend(
+    config: &Config,
+    reporter: Reporter,
+    args: &ExtendArgs,
+) -> anyhow::Result<Outcome> {
+    let key = config.key(&args.name)?;
+    config.check_ttl(args.ttl)?;
+    let mut lock = config.redlock(reporter);
+    match lock.extend(&key, &args.token, args.ttl) {
+        Ok(held) => {
+            reporter.emit(&Event::Renewed {
+                name: &args.name,
+                key: &key,
+                token: &held.token,
+                ttl: held.ttl,
+                validity: held.validity,
+                votes: held.votes,
+                servers: lock.servers().len(),
+            });
+            let validity_ms = held.validity.as_millis() as u64;
+            let output = if args.json {
+                serde_json::json!({
+                    "name": args.name,
+                    "key": key,
+                    "token": held.token,
+                    "ttl_ms": held.ttl.as_millis() as u64,
+                    "validity_ms": validity_ms,
+                    "votes": held.votes,
+                })
+                .to_string()
+            } else {
+                validity_ms.to_string()
+            };
+            let _ = writeln!(std::io::stdout(), "{output}");
+            Ok(Outcome::Success)
+        }
+        Err(LockError::NotHeld) => Err(exit::fail(
+            Outcome::Negative,
+            format!(
+                "lock '{}' is not held by this token; nothing was extended",
+                args.name
+            ),
+        )),
+        Err(err) => Err(exit::fail(
+            Outcome::Unavailable,
+            format!("cannot extend lock '{}': {err}", args.name),
+        )),
+    }
+}

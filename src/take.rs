@@ -1,0 +1,96 @@
+//! Taking a lock as `acquire` and `exec` both do: the attempt (or the wait, with its live line
+//! and release notifications), the refusals turned into outcomes, and the checks after a grant.
+
+use crate::cli::TakeArgs;
+use crate::exit::{self, Outcome};
+use crate::lock::{self, LockError, Redlock, RetryPolicy, Waiting, Wake};
+use crate::progress::WaitLine;
+use crate::report::{self, Event, Level, Reporter};
+use crate::{signals, token};
+use std::sync::mpsc;
+
+/// Acquires `key`, turning refusals into outcomes. Signals and release notifications arrive on
+/// `wakes`; `notify` is its sending side, for the subscriptions. `command` is what `exec` runs,
+/// recorded in the token for `status` to show.
+pub(crate) fn take_lock(
+    lock: &mut Redlock,
+    key: &str,
+    take: &TakeArgs,
+    command: Option<&str>,
+    (notify, wakes): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>),
+    reporter: Reporter,
+) -> anyhow::Result<lock::Held> {
+    // The live line is for people at a terminal: not with -q, nor among JSON log lines.
+    let wants_line = reporter.level != Level::Quiet && reporter.format == report::Format::Text;
+    let mut line = take
+        .wait
+        .filter(|_| wants_line)
+        .and_then(|_| WaitLine::on_terminal(&take.name));
+    let mut show = |progress: &lock::WaitProgress| {
+        if let Some(line) = line.as_mut() {
+            line.show(progress);
+        }
+    };
+    let waiting = Waiting {
+        wait: take.wait,
+        retry: RetryPolicy {
+            delay: take.retry_delay,
+        },
+        wakes: Some(wakes),
+        // Release notifications join the channel the signals arrive on.
+        notify: take.wait.map(|_| notify.clone()),
+        progress: Some(&mut show),
+    };
+    let started = crate::clock::BootInstant::now();
+    let mut new_token = || token::new_token(command);
+    let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
+    if let Some(line) = line.as_mut() {
+        line.clear();
+    }
+    let held = result?.map_err(|err| refusal(&take.name, take, err))?;
+    let interrupted = wakes
+        .try_iter()
+        .find_map(Wake::signal)
+        .or_else(|| signals::take_pending(&signals::TERMINATING));
+    if let Some(signal) = interrupted {
+        // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
+        // the command), so give the lock back rather than leave it to expire.
+        let _ = lock.release(key, &held.token);
+        return Err(exit::quietly(Outcome::Signal(signal)));
+    }
+    reporter.emit(&Event::Acquired {
+        name: &take.name,
+        key,
+        token: &held.token,
+        ttl: held.ttl,
+        validity: held.validity,
+        votes: held.votes,
+        servers: lock.servers().len(),
+        waited: started.elapsed(),
+    });
+    Ok(held)
+}
+
+fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {
+    let waited = match take.wait {
+        Some(wait) if !wait.is_zero() => {
+            format!(" after waiting {}", humantime::format_duration(wait))
+        }
+        _ => String::new(),
+    };
+    match err {
+        LockError::Busy { .. } => exit::fail(
+            Outcome::busy(take.conflict_exit_code),
+            format!("lock '{name}' is busy{waited}: {err}"),
+        ),
+        LockError::Unavailable { .. } => exit::fail(
+            Outcome::Unavailable,
+            format!("cannot acquire lock '{name}'{waited}: {err}"),
+        ),
+        LockError::Interrupted(signal) => exit::fail(
+            Outcome::Signal(signal),
+            format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
+        ),
+        LockError::NotHeld => exit::fail(Outcome::Software, format!("lock '{name}': {err}")),
+    }
+}
