@@ -455,6 +455,7 @@ fn peak_rss(cmd: &mut Command) -> Option<u64> {
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 reaps our own child and writes into `status` and `usage`, which we own.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     (pid > 0).then_some(usage.ru_maxrss as u64)
 }

@@ -13,17 +13,9 @@ pub(crate) struct BootInstant(Duration);
 
 impl BootInstant {
     pub(crate) fn now() -> Self {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime only writes into the timespec we own.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-        assert_eq!(
-            rc, 0,
-            "CLOCK_BOOTTIME is available on every supported Linux"
-        );
-        BootInstant(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+        let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME)
+            .expect("CLOCK_BOOTTIME is available on every supported Linux");
+        BootInstant(Duration::from(now))
     }
 
     /// Time from `earlier` to `self`, zero if `earlier` is in fact later.

@@ -3,7 +3,7 @@
 //! so logs and scripts never see it.
 
 use crate::lock::{self, WaitProgress};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 pub(crate) struct WaitLine {
@@ -14,8 +14,7 @@ pub(crate) struct WaitLine {
 impl WaitLine {
     /// A line for lock `name`, or `None` when stderr is not a terminal.
     pub(crate) fn on_terminal(name: &str) -> Option<WaitLine> {
-        // SAFETY: isatty only inspects the descriptor.
-        if unsafe { libc::isatty(libc::STDERR_FILENO) } != 1 {
+        if !std::io::stderr().is_terminal() {
             return None;
         }
         Some(WaitLine {
@@ -79,13 +78,9 @@ fn truncate(text: &str, max_chars: usize) -> String {
 
 /// The terminal's width, 80 when it cannot be told.
 fn columns() -> usize {
-    // SAFETY: TIOCGWINSZ writes a winsize into the struct we own.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) };
-    if rc == 0 && size.ws_col > 0 {
-        usize::from(size.ws_col)
-    } else {
-        80
+    match rustix::termios::tcgetwinsize(std::io::stderr()) {
+        Ok(size) if size.ws_col > 0 => usize::from(size.ws_col),
+        _ => 80,
     }
 }
 

@@ -5,6 +5,8 @@
 //! waiting acquire stop cleanly (nothing left on any server) and lets `exec` decide what each
 //! signal means. A blocked mask survives `execve`, so a child must call `unblock_all` before exec.
 
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 use std::sync::mpsc::Sender;
 
 /// The signals that ask redlock to stop.
@@ -22,12 +24,10 @@ pub(crate) fn watch<T: Send + 'static>(
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
-            let mut signal: libc::c_int = 0;
-            // SAFETY: `set` lives in this closure; sigwait writes the signal number into ours.
-            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+            let Ok(signal) = set.wait() else {
                 continue;
-            }
-            if tx.send(wrap(signal)).is_err() {
+            };
+            if tx.send(wrap(signal as libc::c_int)).is_err() {
                 return;
             }
         })?;
@@ -36,46 +36,38 @@ pub(crate) fn watch<T: Send + 'static>(
 
 /// Blocks `signals` in this thread (and every thread it starts from now on) without watching
 /// them: for a one-shot command that only checks, with `take_pending`, whether one arrived.
-pub(crate) fn block(signals: &[libc::c_int]) -> std::io::Result<libc::sigset_t> {
+pub(crate) fn block(signals: &[libc::c_int]) -> std::io::Result<SigSet> {
     let set = sigset(signals);
-    // SAFETY: `set` is an initialised sigset_t; a null old-mask pointer is allowed.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if rc != 0 {
-        return Err(std::io::Error::from_raw_os_error(rc));
-    }
+    set.thread_block()?;
     Ok(set)
 }
 
 /// The first of `signals` that arrived while blocked, if any, without waiting.
 pub(crate) fn take_pending(signals: &[libc::c_int]) -> Option<libc::c_int> {
-    let set = sigset(signals);
-    let zero = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `set` and `zero` are initialised; a null siginfo pointer is allowed.
-    let signal = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
-    (signal > 0).then_some(signal)
+    // Reading a non-blocking signalfd accepts a pending signal, as sigtimedwait with a zero
+    // timeout would, and returns nothing at once when none is.
+    let pending = SignalFd::with_flags(
+        &sigset(signals),
+        SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC,
+    )
+    .ok()?
+    .read_signal()
+    .ok()??;
+    libc::c_int::try_from(pending.ssi_signo).ok()
 }
 
 /// Clears the signal mask. Async-signal-safe, for use between fork and exec.
 pub(crate) fn unblock_all() -> std::io::Result<()> {
-    let set = sigset(&[]);
-    // SAFETY: sigprocmask with an empty, initialised set is async-signal-safe.
-    if unsafe { libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
     Ok(())
 }
 
-fn sigset(signals: &[libc::c_int]) -> libc::sigset_t {
-    // SAFETY: sigemptyset initialises the zeroed set; sigaddset only adds valid signal numbers.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for &signal in signals {
-            libc::sigaddset(&mut set, signal);
+fn sigset(signals: &[libc::c_int]) -> SigSet {
+    let mut set = SigSet::empty();
+    for &signal in signals {
+        if let Ok(signal) = Signal::try_from(signal) {
+            set.add(signal);
         }
-        set
     }
+    set
 }

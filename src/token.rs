@@ -1,15 +1,17 @@
-//! Lock tokens: 128 random bits from the OS, followed by readable facts about the holder.
+//! Lock tokens: a random (version 4) UUID, followed by readable facts about the holder.
 //!
 //! The whole string is the token other clients compare against, so the layout stays the plain
 //! string key that redsync, node-redlock and redis-py's `Lock` use. The facts after the random
 //! part only let `status` tell people who holds a lock; nothing relies on them for safety.
 //!
 //! Layout: `<32 hex digits>:<host>:<pid>:<acquired, unix ms>[:<command>]`, with no spaces, so
-//! `--token $TOKEN` survives an unquoted shell expansion.
+//! `--token $TOKEN` survives an unquoted shell expansion. The hex digits are a version 4 UUID
+//! without its dashes.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const RANDOM_BYTES: usize = 16;
+/// Hex digits of the random part: a UUID in its simple (dashless) form.
+const RANDOM_DIGITS: usize = uuid::fmt::Simple::LENGTH;
 const MAX_COMMAND_CHARS: usize = 40;
 
 /// Who took a lock, as far as its token tells.
@@ -23,13 +25,15 @@ pub(crate) struct Holder {
 
 /// A fresh token for one acquisition. `command` is what `exec` runs, for `status` to show.
 pub(crate) fn new_token(command: Option<&str>) -> anyhow::Result<String> {
-    let mut random = [0u8; RANDOM_BYTES];
+    // `Uuid::new_v4` would panic when the OS has no randomness to give; fill the bytes
+    // ourselves so that this stays an error message.
+    let mut random = [0u8; 16];
     getrandom::fill(&mut random)
         .map_err(|e| anyhow::anyhow!("cannot read random bytes from the operating system: {e}"))?;
-    let mut token = String::with_capacity(96);
-    for byte in random {
-        token.push_str(&format!("{byte:02x}"));
-    }
+    let mut token = uuid::Builder::from_random_bytes(random)
+        .into_uuid()
+        .simple()
+        .to_string();
     let acquired = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -50,7 +54,7 @@ pub(crate) fn new_token(command: Option<&str>) -> anyhow::Result<String> {
 pub(crate) fn holder(token: &str) -> Option<Holder> {
     let mut parts = token.splitn(5, ':');
     let random = parts.next()?;
-    if random.len() != RANDOM_BYTES * 2 || !random.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if random.len() != RANDOM_DIGITS || !random.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     Some(Holder {
@@ -62,14 +66,9 @@ pub(crate) fn holder(token: &str) -> Option<Holder> {
 }
 
 pub(crate) fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown-host".to_string();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    nix::unistd::gethostname()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "unknown-host".to_string())
 }
 
 /// Keeps the token one shell word with no separators inside a field: anything but a few safe
@@ -120,6 +119,8 @@ mod tests {
         let a = new_token(Some("./backup.sh --full")).unwrap();
         let b = new_token(None).unwrap();
         assert_ne!(a[..32], b[..32]);
+        let random = uuid::Uuid::parse_str(&a[..32]).unwrap();
+        assert_eq!(random.get_version(), Some(uuid::Version::Random));
         let holder = holder(&a).unwrap();
         assert_eq!(holder.pid, std::process::id());
         assert_eq!(holder.command.as_deref(), Some("./backup.sh --full"));

@@ -8,7 +8,10 @@
 //! then SIGKILL after the grace period. On a normal exit we kill the guardian first.
 
 use crate::signals;
-use std::io;
+use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag};
+use nix::unistd::{getpgrp, tcgetpgrp, tcsetpgrp, Pid};
+use std::io::{self, IsTerminal};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 use std::time::Duration;
@@ -17,9 +20,9 @@ pub(crate) struct Supervised {
     child: Child,
     /// The process group of the command: its pid.
     pgid: libc::pid_t,
-    guardian: Option<libc::pid_t>,
+    guardian: Option<Pid>,
     /// Our process group, when we handed the terminal to the command and must take it back.
-    terminal_owner: Option<libc::pid_t>,
+    terminal_owner: Option<Pid>,
 }
 
 /// How the command could not be started, in the shell's terms.
@@ -42,7 +45,9 @@ impl Supervised {
         let mut command = Command::new(&argv[0]);
         command.args(&argv[1..]).envs(env.iter().copied());
         command.process_group(0);
-        // SAFETY: only async-signal-safe calls between fork and exec.
+        // SAFETY: the closure runs between fork and exec in a copy of a multi-threaded process, so
+        // it makes only async-signal-safe calls (raw syscalls, no allocation, no locks), and it
+        // touches only values it owns by copy (`parent`, `take_terminal`).
         unsafe {
             command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
@@ -79,10 +84,9 @@ impl Supervised {
         })?;
         let pgid = child.id() as libc::pid_t;
         let terminal_owner = if take_terminal {
-            // SAFETY: plain syscalls on our own terminal and process group.
-            let ours = unsafe { libc::getpgrp() };
-            with_sigttou_blocked(|| unsafe {
-                libc::tcsetpgrp(libc::STDIN_FILENO, pgid);
+            let ours = getpgrp();
+            with_sigttou_blocked(|| {
+                let _ = tcsetpgrp(io::stdin(), Pid::from_raw(pgid));
             });
             Some(ours)
         } else {
@@ -101,12 +105,11 @@ impl Supervised {
         self.pgid
     }
 
-    /// Sends `signal` to the command's whole process group.
+    /// Sends `signal` to the command's whole process group. The group's leader is our unreaped
+    /// child, so its pgid cannot have been reused.
     pub(crate) fn signal_group(&self, signal: libc::c_int) {
-        // SAFETY: kill with a negative pid signals a process group; the group's leader is our
-        // unreaped child, so the pgid cannot have been reused.
-        unsafe {
-            libc::kill(-self.pgid, signal);
+        if let Ok(signal) = Signal::try_from(signal) {
+            let _ = killpg(Pid::from_raw(self.pgid), signal);
         }
     }
 
@@ -122,16 +125,14 @@ impl Supervised {
 
     fn dismiss(&mut self) {
         if let Some(owner) = self.terminal_owner.take() {
-            with_sigttou_blocked(|| unsafe {
-                libc::tcsetpgrp(libc::STDIN_FILENO, owner);
+            with_sigttou_blocked(|| {
+                let _ = tcsetpgrp(io::stdin(), owner);
             });
         }
         if let Some(guardian) = self.guardian.take() {
-            // SAFETY: the guardian is our child; kill and reap it.
-            unsafe {
-                libc::kill(guardian, libc::SIGKILL);
-                libc::waitpid(guardian, std::ptr::null_mut(), 0);
-            }
+            // The guardian is our child: kill and reap it.
+            let _ = kill(guardian, Signal::SIGKILL);
+            let _ = waitpid(guardian, None);
         }
     }
 }
@@ -139,52 +140,33 @@ impl Supervised {
 /// Blocks until the process `pid` has exited, without reaping it, so that its pid (and process
 /// group id) stay reserved until `finish`.
 pub(crate) fn wait_for_exit(pid: libc::pid_t) {
-    loop {
-        // SAFETY: waitid writes into the siginfo we own.
-        let rc = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+    while let Err(nix::errno::Errno::EINTR) = waitid(Id::Pid(Pid::from_raw(pid)), flags) {}
 }
 
 /// True when stdin is a terminal whose foreground group is ours: then the command should own
 /// the terminal while it runs (reads, Ctrl-C and Ctrl-\ go straight to it, once).
 fn foreground_terminal() -> bool {
-    // SAFETY: plain queries on fd 0 and our own process group.
-    unsafe {
-        libc::isatty(libc::STDIN_FILENO) == 1
-            && libc::tcgetpgrp(libc::STDIN_FILENO) == libc::getpgrp()
-    }
+    io::stdin().is_terminal() && tcgetpgrp(io::stdin()) == Ok(getpgrp())
 }
 
 fn with_sigttou_blocked(f: impl FnOnce()) {
-    // SAFETY: sigset operations on a set we own; the old mask is restored afterwards.
-    unsafe {
-        let mut block: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut block);
-        libc::sigaddset(&mut block, libc::SIGTTOU);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
-        f();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    let mut block = SigSet::empty();
+    block.add(Signal::SIGTTOU);
+    let old = block.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
+    f();
+    if let Ok(old) = old {
+        let _ = old.thread_set_mask();
     }
 }
 
 /// Forks a process that does nothing until we die, then stops the command's group.
-fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t> {
+fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<Pid> {
     let parent = std::process::id() as libc::pid_t;
     // Prepared before fork: the child may only make async-signal-safe calls.
-    let mut wait_for: libc::sigset_t = unsafe { std::mem::zeroed() };
-    let mut everything: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut wait_for = SigSet::empty();
+    wait_for.add(Signal::SIGUSR2);
+    let everything = SigSet::all();
     // The grace period in steps, so that the guardian leaves as soon as the group is gone.
     const STEP_MS: u128 = 20;
     let steps = grace.as_millis().div_ceil(STEP_MS).max(1);
@@ -192,21 +174,18 @@ fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t>
         tv_sec: 0,
         tv_nsec: (STEP_MS * 1_000_000) as libc::c_long,
     };
-    // SAFETY: initialising sets we own.
-    unsafe {
-        libc::sigemptyset(&mut wait_for);
-        libc::sigaddset(&mut wait_for, libc::SIGUSR2);
-        libc::sigfillset(&mut everything);
-    }
-    // SAFETY: after fork the child runs only raw syscalls (no allocation, no locks) and _exit.
+    // SAFETY: after fork the child is a copy of a multi-threaded process, so it runs only raw
+    // async-signal-safe syscalls on values prepared above (no allocation, no locks, no unwinding)
+    // and leaves with _exit; nix's fork would not make that any safer.
     match unsafe { libc::fork() } {
         -1 => Err(io::Error::last_os_error()),
+        // SAFETY: as above; `info` is ours to write and the sets were initialised before fork.
         0 => unsafe {
-            libc::sigprocmask(libc::SIG_SETMASK, &everything, std::ptr::null_mut());
+            libc::sigprocmask(libc::SIG_SETMASK, everything.as_ref(), std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2);
             if libc::getppid() == parent {
                 let mut info: libc::siginfo_t = std::mem::zeroed();
-                while libc::sigwaitinfo(&wait_for, &mut info) < 0 {}
+                while libc::sigwaitinfo(wait_for.as_ref(), &mut info) < 0 {}
             }
             // Our parent, redlock, is gone: the lock is no longer renewed.
             libc::kill(-pgid, libc::SIGTERM);
@@ -220,6 +199,6 @@ fn spawn_guardian(pgid: libc::pid_t, grace: Duration) -> io::Result<libc::pid_t>
             libc::kill(-pgid, libc::SIGKILL);
             libc::_exit(0)
         },
-        pid => Ok(pid),
+        pid => Ok(Pid::from_raw(pid)),
     }
 }

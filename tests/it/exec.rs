@@ -330,7 +330,7 @@ fn signals_to_redlock_reach_the_command_and_the_lock_is_released() {
         wait_for("the command to start", Duration::from_secs(5), || {
             ready.exists()
         });
-        signal_process(child.id() as i32, signal);
+        crate::harness::signal(child.id() as i32, signal);
         let output = child.wait_with_output().unwrap();
         assert_eq!(
             output.status.code(),
@@ -360,7 +360,7 @@ fn a_command_that_traps_a_signal_decides_the_exit_status() {
     wait_for("the command to start", Duration::from_secs(5), || {
         ready.exists()
     });
-    signal_process(child.id() as i32, libc::SIGTERM);
+    signal(child.id() as i32, libc::SIGTERM);
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(7));
     assert_eq!(cluster.values(KEY), vec![None]);
 }
@@ -388,7 +388,7 @@ fn sigkill_of_redlock_takes_the_command_and_its_children_down() {
         read(&pids).split(' ').count() == 2
     });
     let both: Vec<i32> = read(&pids).split(' ').map(|p| p.parse().unwrap()).collect();
-    signal_process(child.id() as i32, libc::SIGKILL);
+    signal(child.id() as i32, libc::SIGKILL);
     let _ = child.wait();
     wait_for(
         "the command and its child to die",
@@ -460,10 +460,6 @@ fn exec_inside_exec_reenters_without_releasing_the_outer_lock() {
     let outer = lines[1].strip_prefix("outer ").unwrap();
     assert_eq!(inner, outer, "the inner exec took a lock of its own");
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
-}
-
-fn signal_process(pid: i32, sig: i32) {
-    signal(pid, sig);
 }
 
 #[test]
@@ -606,12 +602,12 @@ fn exec_paused_past_its_validity_says_so_and_stops_the_command() {
     wait_for("the command to start", Duration::from_secs(5), || {
         ready.exists()
     });
-    signal_process(child.id() as i32, libc::SIGSTOP);
+    signal(child.id() as i32, libc::SIGSTOP);
     // The servers' clocks run on while redlock is stopped: wait for the key to expire there.
     wait_for("the key to expire", Duration::from_secs(10), || {
         cluster.servers[0].get(KEY).is_none()
     });
-    signal_process(child.id() as i32, libc::SIGCONT);
+    signal(child.id() as i32, libc::SIGCONT);
     let output = child.wait_with_output().unwrap();
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(125), "{stderr}");

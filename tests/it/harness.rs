@@ -270,10 +270,10 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Sends `signal` to the process `pid` (a negative pid: to that process group).
 pub fn signal(pid: i32, signal: i32) {
-    unsafe {
-        libc::kill(pid, signal);
-    }
+    let signal = nix::sys::signal::Signal::try_from(signal).expect("a valid signal number");
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
 }
 
 /// Waits for `condition` to hold, polling; panics with `what` after `limit`.
@@ -300,7 +300,7 @@ fn server_command(dir: &Path) -> std::process::Command {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: prctl is async-signal-safe.
+    // SAFETY: the closure runs between fork and exec and makes one async-signal-safe call.
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
