@@ -161,12 +161,7 @@ fn read_pem(flag: &str, path: &Path) -> anyhow::Result<Vec<u8>> {
 /// `No such file or directory (os error 2)` without the errno, lowercased.
 fn io_reason(err: &std::io::Error) -> String {
     let text = err.to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text);
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    crate::human::lowercase_first(text.split(" (os error").next().unwrap_or(&text))
 }
 
 fn credentials(args: &ServerArgs) -> anyhow::Result<Credentials> {

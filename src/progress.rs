@@ -2,9 +2,9 @@
 //! how long we have waited, and the holder's TTL. Nothing at all when stderr is not a terminal,
 //! so logs and scripts never see it.
 
+use crate::human;
 use crate::lock::{self, WaitProgress};
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
 pub(crate) struct WaitLine {
     name: String,
@@ -52,24 +52,16 @@ impl Drop for WaitLine {
 fn render(name: &str, progress: &WaitProgress) -> String {
     let mut text = format!(
         "redlock: waiting {} for lock '{name}'",
-        whole_seconds(progress.waited)
+        human::whole_seconds(progress.waited)
     );
     if let Some(holder) = &progress.holder {
         text.push_str(", held by ");
         text.push_str(&lock::describe_token(holder));
     }
     if let Some(ttl) = progress.holder_ttl {
-        text.push_str(&format!(", ttl {}", tenths(ttl)));
+        text.push_str(&format!(", ttl {}", human::duration(ttl)));
     }
     text
-}
-
-fn whole_seconds(d: Duration) -> String {
-    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
-}
-
-fn tenths(d: Duration) -> String {
-    format!("{:.1}s", d.as_secs_f64())
 }
 
 fn truncate(text: &str, max_chars: usize) -> String {
@@ -87,6 +79,7 @@ fn columns() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn line_names_lock_holder_wait_and_ttl() {

@@ -9,6 +9,7 @@
 //! Servers only ever appear as their redacted URL (`Server::display`), and tokens only as their
 //! first 8 characters (`token_id`): a log line never carries a password or a usable token.
 
+use crate::human;
 use crate::lock::{NodeError, Round};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -213,8 +214,8 @@ impl Event<'_> {
                 ..
             } => format!(
                 "acquired lock '{name}' on {votes} of {servers} servers after {}; valid for {}",
-                human(waited),
-                human(validity)
+                human::duration(waited),
+                human::duration(validity)
             ),
             Event::Renewed {
                 name,
@@ -224,7 +225,7 @@ impl Event<'_> {
                 ..
             } => format!(
                 "renewed lock '{name}' on {votes} of {servers} servers; valid for {}",
-                human(validity)
+                human::duration(validity)
             ),
             Event::RenewalFailed {
                 name,
@@ -233,7 +234,7 @@ impl Event<'_> {
                 ..
             } => format!(
                 "warning: renewing lock '{name}' failed ({reason}); still valid for {}",
-                human(remaining)
+                human::duration(remaining)
             ),
             Event::Lost { name, reason, .. } => format!("lost lock '{name}': {reason}"),
             Event::Released {
@@ -256,13 +257,13 @@ impl Event<'_> {
                 (_, Some(signal)) => {
                     format!(
                         "command (pid {pid}) killed by signal {signal} after {}",
-                        human(ran)
+                        human::duration(ran)
                     )
                 }
                 (code, None) => format!(
                     "command (pid {pid}) exited with status {} after {}",
                     code.unwrap_or(-1),
-                    human(ran)
+                    human::duration(ran)
                 ),
             },
         }
@@ -351,7 +352,7 @@ fn round_text(round: &Round<'_>) -> String {
         round.key,
         round.yes,
         round.replies.len(),
-        human(round.elapsed),
+        human::duration(round.elapsed),
         round.quorum
     );
     if let Some(validity) = round.validity {
@@ -372,7 +373,7 @@ fn round_text(round: &Round<'_>) -> String {
         text.push_str(&format!(
             "\nredlock:   {:<width$}  {:>8}  {outcome}",
             reply.server,
-            format!("{:.1}ms", reply.latency.as_secs_f64() * 1000.0),
+            human::latency(reply.latency),
         ));
     }
     text
@@ -436,14 +437,6 @@ fn token_id(token: &str) -> String {
 
 fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
-}
-
-fn human(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{}ms", d.as_millis())
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
 }
 
 #[cfg(test)]

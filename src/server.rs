@@ -84,7 +84,7 @@ impl Server {
         let client = client(&info, tls).map_err(|e| {
             format!(
                 "cannot use the TLS files for '{display}': {}; expected PEM certificates (--tls-ca, --tls-cert) and a PEM private key (--tls-key)",
-                lowercase_first(first_line(&e.to_string()))
+                crate::human::lowercase_first(first_line(&e.to_string()))
             )
         })?;
         Ok(Server {
@@ -116,14 +116,6 @@ fn client(info: &ConnectionInfo, tls: &Tls) -> redis::RedisResult<Client> {
             root_cert: tls.ca.clone(),
         },
     )
-}
-
-fn lowercase_first(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// Accepts `unix:///path` and a bare `/path/to/redis.sock` as Unix socket forms.

@@ -4,10 +4,11 @@
 use crate::cli::StatusArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
+use crate::human;
 use crate::lock::{self, Holding, KeyState, NodeError, Redlock, ServerState};
 use crate::report::Reporter;
 use crate::token;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -61,7 +62,7 @@ fn one_table(
             }
             line.push_str(&format!(", on {servers} of {} servers", states.len()));
             line.push_str(&match validity {
-                Some(v) => format!(", valid for at least {}", short_duration(*v)),
+                Some(v) => format!(", valid for at least {}", human::duration(*v)),
                 None => ", with no expiry".to_string(),
             });
             line.push_str(&format!("\ntoken: {token}"));
@@ -95,7 +96,7 @@ fn one_table(
         "LATENCY".to_string(),
     ]];
     for state in states {
-        let latency = format!("{:.1}ms", state.latency.as_secs_f64() * 1000.0);
+        let latency = human::latency(state.latency);
         let row = match &state.state {
             Ok(KeyState::Absent) => ["free".into(), "-".into(), "-".into(), latency],
             Ok(KeyState::Present { token, ttl }) => [
@@ -105,7 +106,7 @@ fn one_table(
                     (None, _) => "held (non-redlock value)".into(),
                 },
                 token.as_deref().map_or("-".into(), short_token),
-                ttl.map_or("no expiry".into(), short_duration),
+                ttl.map_or("no expiry".into(), human::duration),
                 latency,
             ],
             Err(err) => [
@@ -129,28 +130,40 @@ fn one_json(
     states: &[ServerState],
     verdict: &Holding,
 ) -> Value {
+    let mut lock = verdict_json(name, key, verdict);
+    lock.insert("quorum".into(), json!(quorum));
+    lock.insert(
+        "servers".into(),
+        states.iter().map(server_json).collect::<Vec<_>>().into(),
+    );
+    lock.into()
+}
+
+/// The fields a lock has in JSON both alone (`status NAME`) and in the list (`status`).
+fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<String, Value> {
     let (state, token, validity_ms) = match verdict {
         Holding::Held {
             token, validity, ..
         } => (
             "held",
-            Some(token.clone()),
+            Some(token.as_str()),
             validity.map(|v| v.as_millis() as u64),
         ),
         Holding::Free => ("free", None, None),
         Holding::Unknown => ("unknown", None, None),
     };
-    json!({
-        "name": name,
-        "key": key,
-        "held": state == "held",
-        "state": state,
-        "token": token,
-        "holder": token.as_deref().and_then(holder_json),
-        "validity_ms": validity_ms,
-        "quorum": quorum,
-        "servers": states.iter().map(server_json).collect::<Vec<_>>(),
-    })
+    [
+        ("name", json!(name)),
+        ("key", json!(key)),
+        ("held", json!(state == "held")),
+        ("state", json!(state)),
+        ("token", json!(token)),
+        ("holder", json!(token.and_then(holder_json))),
+        ("validity_ms", json!(validity_ms)),
+    ]
+    .into_iter()
+    .map(|(field, value)| (field.to_string(), value))
+    .collect()
 }
 
 fn server_json(state: &ServerState) -> Value {
@@ -220,28 +233,10 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
         let list: Vec<Value> = locks
             .iter()
             .map(|(name, key, verdict, holding, states)| {
-                let (state, token, validity_ms) = match verdict {
-                    Holding::Held {
-                        token, validity, ..
-                    } => (
-                        "held",
-                        Some(token.clone()),
-                        validity.map(|v| v.as_millis() as u64),
-                    ),
-                    Holding::Free => ("free", None, None),
-                    Holding::Unknown => ("unknown", None, None),
-                };
-                json!({
-                    "name": name,
-                    "key": key,
-                    "held": state == "held",
-                    "state": state,
-                    "token": token,
-                    "holder": token.as_deref().and_then(holder_json),
-                    "validity_ms": validity_ms,
-                    "servers_holding": holding,
-                    "servers": states.len(),
-                })
+                let mut lock = verdict_json(name, key, verdict);
+                lock.insert("servers_holding".into(), json!(holding));
+                lock.insert("servers".into(), json!(states.len()));
+                Value::Object(lock)
             })
             .collect();
         json!({ "prefix": config.prefix, "locks": list }).to_string()
@@ -262,7 +257,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
                 } => (
                     "held",
                     lock::describe_token(token),
-                    validity.map_or("no expiry".into(), short_duration),
+                    validity.map_or("no expiry".into(), human::duration),
                 ),
                 Holding::Free => ("partial", "-".into(), "-".into()),
                 Holding::Unknown => ("unknown", "-".into(), "-".into()),
@@ -332,23 +327,12 @@ fn short_token(token: &str) -> String {
     }
 }
 
-/// `1.5s`, `2m 3s`, `250ms`: precise enough for people, short enough for a table.
-fn short_duration(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{}ms", d.as_millis())
-    } else if d < Duration::from_secs(60) {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
-    }
-}
-
 /// An acquisition time as UTC and how long ago it was.
 fn when(unix_ms: u64) -> String {
     let at = UNIX_EPOCH + Duration::from_millis(unix_ms);
     let ago = SystemTime::now()
         .duration_since(at)
-        .map(|d| format!(" ({} ago)", short_duration(d)))
+        .map(|d| format!(" ({} ago)", human::duration(d)))
         .unwrap_or_default();
     format!("{}{ago}", humantime::format_rfc3339_seconds(at))
 }
@@ -364,12 +348,5 @@ mod tests {
             ["ccc".to_string(), "d".to_string()],
         ];
         assert_eq!(align(&rows), "a    bb\nccc  d\n");
-    }
-
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(short_duration(Duration::from_millis(250)), "250ms");
-        assert_eq!(short_duration(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(short_duration(Duration::from_secs(123)), "2m 3s");
     }
 }

@@ -215,13 +215,5 @@ fn classify(err: RedisError, timeout: Duration) -> NodeError {
     }
     let text = err.to_string();
     let text = text.lines().next().unwrap_or("error").trim();
-    NodeError::Down(lowercase_first(text))
-}
-
-fn lowercase_first(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    NodeError::Down(crate::human::lowercase_first(text))
 }

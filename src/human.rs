@@ -1,0 +1,58 @@
+//! Text for people: one way to say how long something took, and library messages made into
+//! the lowercase tail of ours.
+
+use std::time::Duration;
+
+/// `250ms`, `1.5s`, `2m 3s`: precise enough for people, short enough for a line or a table.
+pub(crate) fn duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else if d < Duration::from_secs(60) {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        whole_seconds(d)
+    }
+}
+
+/// `0s`, `3s`, `2m 3s`: whole seconds, for a count that moves once a second.
+pub(crate) fn whole_seconds(d: Duration) -> String {
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+}
+
+/// `0.4ms`, `12.3ms`: a round-trip time.
+pub(crate) fn latency(d: Duration) -> String {
+    format!("{:.1}ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `Connection refused` -> `connection refused`: another library's message, lowercased to read
+/// as the tail of one of ours.
+pub(crate) fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_short_at_every_scale() {
+        assert_eq!(duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(duration(Duration::from_millis(4260)), "4.3s");
+        assert_eq!(duration(Duration::from_secs(123)), "2m 3s");
+        assert_eq!(whole_seconds(Duration::from_millis(3400)), "3s");
+        assert_eq!(whole_seconds(Duration::ZERO), "0s");
+        assert_eq!(latency(Duration::from_micros(1234)), "1.2ms");
+    }
+
+    #[test]
+    fn only_the_first_letter_is_lowered() {
+        assert_eq!(lowercase_first("Connection refused"), "connection refused");
+        assert_eq!(lowercase_first("ÉTAT TLS"), "éTAT TLS");
+        assert_eq!(lowercase_first(""), "");
+    }
+}
