@@ -3,29 +3,10 @@
 use crate::harness::*;
 use std::time::{Duration, Instant};
 
-const KEY: &str = "redlock:job";
-
-fn acquire_token(cluster: &Cluster, args: &[&str]) -> String {
-    let output = cluster
-        .redlock()
-        .arg("acquire")
-        .arg("job")
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "acquire failed: {}",
-        stderr_of(&output)
-    );
-    stdout_of(&output)
-}
-
 #[test]
 fn acquire_sets_the_token_on_every_server_and_release_removes_it() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &["--ttl", "10s"]);
+    let token = cluster.acquire_token("job", &["--ttl", "10s"]);
     assert_eq!(cluster.holding(KEY, &token), 3);
     for server in &cluster.servers {
         let pttl = server.pttl(KEY);
@@ -42,7 +23,7 @@ fn acquire_sets_the_token_on_every_server_and_release_removes_it() {
 #[test]
 fn second_acquirer_is_busy_with_75_and_minus_e_changes_the_code() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &[]);
+    let token = cluster.acquire_token("job", &[]);
     let output = cluster.redlock().args(["acquire", "job"]).output().unwrap();
     assert_eq!(output.status.code(), Some(75));
     let stderr = stderr_of(&output);
@@ -80,12 +61,12 @@ fn a_key_set_by_another_client_makes_acquire_busy() {
 fn quorum_is_a_majority_of_distinct_servers() {
     // N = 1: the one server decides.
     let one = Cluster::start(1);
-    acquire_token(&one, &[]);
+    one.acquire_token("job", &[]);
     // N = 5 with 2 killed still reaches 3 votes; with 3 killed it cannot.
     let mut five = Cluster::start(5);
     five.servers[0].kill();
     five.servers[1].kill();
-    let token = acquire_token(&five, &["--timeout", "500ms"]);
+    let token = five.acquire_token("job", &["--timeout", "500ms"]);
     assert_eq!(five.holding(KEY, &token), 3);
     five.redlock()
         .args(["release", "job", "--token", &token])
@@ -134,7 +115,7 @@ fn tokens_are_unique_per_acquisition() {
     let cluster = Cluster::start(1);
     let mut seen = std::collections::HashSet::new();
     for _ in 0..20 {
-        let token = acquire_token(&cluster, &[]);
+        let token = cluster.acquire_token("job", &[]);
         assert!(token.len() >= 32);
         assert!(seen.insert(token.clone()), "token reused: {token}");
         cluster
@@ -150,17 +131,7 @@ fn two_concurrent_acquirers_never_both_win() {
     let cluster = Cluster::start(3);
     for round in 0..10 {
         let name = format!("race{round}");
-        let spawned: Vec<_> = (0..2)
-            .map(|_| {
-                std::process::Command::new(redlock_path())
-                    .env("REDLOCK_SERVERS", cluster.urls())
-                    .args(["acquire", &name])
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
+        let spawned: Vec<_> = (0..2).map(|_| cluster.spawn(&["acquire", &name])).collect();
         let codes: Vec<i32> = spawned
             .into_iter()
             .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
@@ -173,7 +144,7 @@ fn two_concurrent_acquirers_never_both_win() {
 #[test]
 fn a_wrong_token_can_neither_release_nor_extend() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &["--ttl", "5s"]);
+    let token = cluster.acquire_token("job", &["--ttl", "5s"]);
     let wrong = format!("{}x", token);
     cluster
         .redlock()
@@ -192,7 +163,7 @@ fn a_wrong_token_can_neither_release_nor_extend() {
 #[test]
 fn extend_renews_the_ttl_and_reports_fresh_validity() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &["--ttl", "2s"]);
+    let token = cluster.acquire_token("job", &["--ttl", "2s"]);
     let output = cluster
         .redlock()
         .args(["extend", "job", "--token", &token, "--ttl", "60s"])
@@ -219,7 +190,7 @@ fn extend_renews_the_ttl_and_reports_fresh_validity() {
 #[test]
 fn extend_of_an_expired_lock_fails_and_does_not_recreate_it() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &["--ttl", "300ms", "--timeout", "100ms"]);
+    let token = cluster.acquire_token("job", &["--ttl", "300ms", "--timeout", "100ms"]);
     wait_for("the lock to expire", Duration::from_secs(5), || {
         cluster.values(KEY).iter().all(Option::is_none)
     });
@@ -237,7 +208,7 @@ fn a_minority_of_stopped_servers_costs_one_timeout_not_one_each() {
     cluster.servers[3].stop();
     cluster.servers[4].stop();
     let started = Instant::now();
-    let token = acquire_token(&cluster, &["--timeout", "500ms"]);
+    let token = cluster.acquire_token("job", &["--timeout", "500ms"]);
     let elapsed = started.elapsed();
     // Sequential timeouts would take at least 1 s; parallel ones take about 500 ms.
     assert!(
@@ -298,7 +269,7 @@ fn a_majority_down_exits_69_and_leaves_no_key_behind() {
 #[test]
 fn release_reports_unavailable_when_too_few_servers_answer() {
     let mut cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &[]);
+    let token = cluster.acquire_token("job", &[]);
     cluster.servers[0].kill();
     cluster.servers[1].kill();
     cluster
@@ -346,8 +317,8 @@ fn usage_errors_exit_64_with_one_line_and_touch_no_server() {
 #[test]
 fn an_unprintable_token_is_an_internal_error_and_the_lock_is_released() {
     let cluster = Cluster::start(3);
-    let output = std::process::Command::new(redlock_path())
-        .env("REDLOCK_SERVERS", cluster.urls())
+    let output = cluster
+        .process()
         .args(["acquire", "job"])
         .stdout(
             std::fs::File::options()
@@ -364,13 +335,8 @@ fn an_unprintable_token_is_an_internal_error_and_the_lock_is_released() {
 #[test]
 fn a_signal_while_waiting_stops_cleanly() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &[]);
-    let child = std::process::Command::new(redlock_path())
-        .env("REDLOCK_SERVERS", cluster.urls())
-        .args(["acquire", "job", "--wait", "60s", "--retry-delay", "50ms"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let token = cluster.acquire_token("job", &[]);
+    let child = cluster.spawn(&["acquire", "job", "--wait", "60s", "--retry-delay", "50ms"]);
     // Waiting means at least one refused attempt; let it make a few.
     std::thread::sleep(Duration::from_millis(200));
     signal(child.id() as i32, libc::SIGTERM);
@@ -382,9 +348,9 @@ fn a_signal_while_waiting_stops_cleanly() {
 #[test]
 fn wait_gets_the_lock_once_the_holder_lets_go() {
     let cluster = Cluster::start(3);
-    let token = acquire_token(&cluster, &["--ttl", "1s", "--timeout", "100ms"]);
+    let token = cluster.acquire_token("job", &["--ttl", "1s", "--timeout", "100ms"]);
     let started = Instant::now();
-    let second = acquire_token(&cluster, &["--wait", "10s", "--retry-delay", "50ms"]);
+    let second = cluster.acquire_token("job", &["--wait", "10s", "--retry-delay", "50ms"]);
     assert_ne!(second, token);
     assert!(started.elapsed() < Duration::from_secs(10));
     // The first holder's key expires on each server at its own moment: any quorum will do.
@@ -406,7 +372,7 @@ fn wait_gets_the_lock_once_the_holder_lets_go() {
 fn status_shows_each_server_and_the_quorum_verdict() {
     let mut cluster = Cluster::start(3);
     cluster.redlock().args(["status", "job"]).assert().code(1);
-    let token = acquire_token(&cluster, &[]);
+    let token = cluster.acquire_token("job", &[]);
     cluster.servers[2].kill();
     let output = cluster.redlock().args(["status", "job"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));

@@ -2,25 +2,10 @@
 //! signals, SIGKILL of redlock itself, process trees, mutual exclusion and re-entry.
 
 use crate::harness::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const KEY: &str = "redlock:job";
-
-fn spawn(cluster: &Cluster, args: &[&str]) -> Child {
-    Command::new(redlock_path())
-        .env("REDLOCK_SERVERS", cluster.urls())
-        .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
-        .env_remove("REDLOCK_KEY")
-        .env_remove("REDLOCK_TOKEN")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
+use tempfile::TempDir;
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path)
@@ -131,20 +116,17 @@ fn exec_does_not_run_the_command_when_the_lock_is_busy() {
 #[test]
 fn exec_renews_the_lock_while_the_command_runs() {
     let cluster = Cluster::start(3);
-    let mut child = spawn(
-        &cluster,
-        &[
-            "exec",
-            "job",
-            "--ttl",
-            "1s",
-            "--timeout",
-            "100ms",
-            "--",
-            "sleep",
-            "3",
-        ],
-    );
+    let mut child = cluster.spawn(&[
+        "exec",
+        "job",
+        "--ttl",
+        "1s",
+        "--timeout",
+        "100ms",
+        "--",
+        "sleep",
+        "3",
+    ]);
     wait_for("the lock to be taken", Duration::from_secs(5), || {
         cluster.values(KEY).iter().all(Option::is_some)
     });
@@ -171,8 +153,25 @@ fn exec_renews_the_lock_while_the_command_runs() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
-    child = spawn(&cluster, &["exec", "job", "--", "true"]);
+    child = cluster.spawn(&["exec", "job", "--", "true"]);
     assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// `redlock ARGS -- sh -c SCRIPT` with `$DIR` a fresh directory, returned once SCRIPT has run
+/// `touch "$DIR/ready"`.
+fn exec_until_ready(cluster: &Cluster, args: &[&str], script: &str) -> (Child, TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = cluster.process();
+    command
+        .env("DIR", dir.path())
+        .args(args)
+        .args(["--", "sh", "-c", script]);
+    let child = spawn_captured(command);
+    let ready = dir.path().join("ready");
+    wait_for("the command to start", Duration::from_secs(5), || {
+        ready.exists()
+    });
+    (child, dir)
 }
 
 /// A command that records SIGTERM in `marker` and otherwise runs for 30 s, with a grandchild
@@ -185,27 +184,26 @@ fn long_command(marker: &Path, grandchild: &Path) -> String {
     )
 }
 
+/// `redlock exec job --ttl 3s FLAGS -- sh -c <long_command>` in `dir`, once the command runs;
+/// with the file its TERM trap writes to.
+fn exec_long_command(cluster: &Cluster, dir: &Path, flags: &[&str]) -> (Child, PathBuf) {
+    let (marker, grandchild) = (dir.join("term"), dir.join("pid"));
+    let script = long_command(&marker, &grandchild);
+    let mut args = vec!["exec", "job", "--ttl", "3s"];
+    args.extend_from_slice(flags);
+    args.extend(["--", "sh", "-c", &script]);
+    let child = cluster.spawn(&args);
+    wait_for("the command to start", Duration::from_secs(5), || {
+        !read(&grandchild).is_empty()
+    });
+    (child, marker)
+}
+
 #[test]
 fn exec_stops_the_command_and_exits_125_when_the_key_is_taken_over() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
-    let (marker, grandchild) = (dir.path().join("term"), dir.path().join("pid"));
-    let child = spawn(
-        &cluster,
-        &[
-            "exec",
-            "job",
-            "--ttl",
-            "3s",
-            "--",
-            "sh",
-            "-c",
-            &long_command(&marker, &grandchild),
-        ],
-    );
-    wait_for("the command to start", Duration::from_secs(5), || {
-        !read(&grandchild).is_empty()
-    });
+    let (child, marker) = exec_long_command(&cluster, dir.path(), &[]);
     let started = Instant::now();
     for server in &cluster.servers {
         server.set(KEY, "someone-else");
@@ -237,21 +235,18 @@ fn exec_stops_the_whole_process_tree_when_the_lock_is_lost() {
         "trap '' TERM; sleep 30 & echo $! > {}; wait; sleep 30",
         pidfile.display()
     );
-    let child = spawn(
-        &cluster,
-        &[
-            "exec",
-            "job",
-            "--ttl",
-            "3s",
-            "--kill-after",
-            "500ms",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
+    let child = cluster.spawn(&[
+        "exec",
+        "job",
+        "--ttl",
+        "3s",
+        "--kill-after",
+        "500ms",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
     wait_for("the grandchild to start", Duration::from_secs(5), || {
         !read(&pidfile).is_empty()
     });
@@ -270,27 +265,8 @@ fn exec_stops_the_whole_process_tree_when_the_lock_is_lost() {
 fn exec_stops_the_command_when_a_majority_of_servers_stops_answering() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
-    let (marker, grandchild) = (dir.path().join("term"), dir.path().join("pid"));
-    let child = spawn(
-        &cluster,
-        &[
-            "exec",
-            "job",
-            "--ttl",
-            "3s",
-            "--timeout",
-            "100ms",
-            "--kill-after",
-            "500ms",
-            "--",
-            "sh",
-            "-c",
-            &long_command(&marker, &grandchild),
-        ],
-    );
-    wait_for("the command to start", Duration::from_secs(5), || {
-        !read(&grandchild).is_empty()
-    });
+    let flags = ["--timeout", "100ms", "--kill-after", "500ms"];
+    let (child, marker) = exec_long_command(&cluster, dir.path(), &flags);
     let started = Instant::now();
     cluster.servers[0].stop();
     cluster.servers[1].stop();
@@ -317,19 +293,12 @@ fn signals_to_redlock_reach_the_command_and_the_lock_is_released() {
         (libc::SIGHUP, 129),
     ] {
         let cluster = Cluster::start(1);
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("got");
-        let ready = dir.path().join("ready");
         // The trap records the signal, then dies of it, as a well-behaved command does.
         let script = format!(
-            "trap 'echo {signal} > {m}; trap - {signal}; kill -{signal} $$' {signal}; touch {r}; while :; do sleep 0.05; done",
-            m = marker.display(),
-            r = ready.display()
+            r#"trap 'echo {signal} > "$DIR/got"; trap - {signal}; kill -{signal} $$' {signal}; touch "$DIR/ready"; while :; do sleep 0.05; done"#
         );
-        let child = spawn(&cluster, &["exec", "job", "--", "sh", "-c", &script]);
-        wait_for("the command to start", Duration::from_secs(5), || {
-            ready.exists()
-        });
+        let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], &script);
+        let marker = dir.path().join("got");
         crate::harness::signal(child.id() as i32, signal);
         let output = child.wait_with_output().unwrap();
         assert_eq!(
@@ -350,16 +319,8 @@ fn signals_to_redlock_reach_the_command_and_the_lock_is_released() {
 #[test]
 fn a_command_that_traps_a_signal_decides_the_exit_status() {
     let cluster = Cluster::start(1);
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready");
-    let script = format!(
-        "trap 'exit 7' TERM; touch {}; while :; do sleep 0.05; done",
-        ready.display()
-    );
-    let child = spawn(&cluster, &["exec", "job", "--", "sh", "-c", &script]);
-    wait_for("the command to start", Duration::from_secs(5), || {
-        ready.exists()
-    });
+    let script = r#"trap 'exit 7' TERM; touch "$DIR/ready"; while :; do sleep 0.05; done"#;
+    let (child, _dir) = exec_until_ready(&cluster, &["exec", "job"], script);
     signal(child.id() as i32, libc::SIGTERM);
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(7));
     assert_eq!(cluster.values(KEY), vec![None]);
@@ -371,19 +332,16 @@ fn sigkill_of_redlock_takes_the_command_and_its_children_down() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let script = format!("sleep 30 & echo $$ $! > {}; wait", pids.display());
-    let mut child = spawn(
-        &cluster,
-        &[
-            "exec",
-            "job",
-            "--kill-after",
-            "1s",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
+    let mut child = cluster.spawn(&[
+        "exec",
+        "job",
+        "--kill-after",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
     wait_for("the command to start", Duration::from_secs(5), || {
         read(&pids).split(' ').count() == 2
     });
@@ -529,29 +487,8 @@ fn exec_logs_its_lifecycle_as_json_lines() {
 #[test]
 fn exec_logs_the_loss_and_its_reason() {
     let cluster = Cluster::start(1);
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready");
-    let script = format!("touch {}; sleep 30", ready.display());
-    let child = Command::new(redlock_path())
-        .env("REDLOCK_SERVERS", cluster.urls())
-        .args([
-            "--log-format",
-            "json",
-            "exec",
-            "job",
-            "--ttl",
-            "3s",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for("the command to start", Duration::from_secs(5), || {
-        ready.exists()
-    });
+    let args = ["--log-format", "json", "exec", "job", "--ttl", "3s"];
+    let (child, _dir) = exec_until_ready(&cluster, &args, r#"touch "$DIR/ready"; sleep 30"#);
     cluster.servers[0].set(KEY, "someone-else");
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(125));
@@ -592,16 +529,8 @@ fn exec_releases_even_when_its_idle_connections_were_closed() {
 #[test]
 fn exec_paused_past_its_validity_says_so_and_stops_the_command() {
     let cluster = Cluster::start(1);
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready");
-    let script = format!("touch {}; sleep 30", ready.display());
-    let child = spawn(
-        &cluster,
-        &["exec", "job", "--ttl", "3s", "--", "sh", "-c", &script],
-    );
-    wait_for("the command to start", Duration::from_secs(5), || {
-        ready.exists()
-    });
+    let args = ["exec", "job", "--ttl", "3s"];
+    let (child, _dir) = exec_until_ready(&cluster, &args, r#"touch "$DIR/ready"; sleep 30"#);
     signal(child.id() as i32, libc::SIGSTOP);
     // The servers' clocks run on while redlock is stopped: wait for the key to expire there.
     wait_for("the key to expire", Duration::from_secs(10), || {

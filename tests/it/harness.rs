@@ -1,9 +1,6 @@
 //! Real redis-server processes for the tests: started on free loopback ports in a temp dir,
 //! killed by pid on drop (also when a test panics), and faults that are real: SIGSTOP, SIGKILL,
-//! restart on the same port, and a black hole that accepts connections and never answers.
-
-#![allow(dead_code)]
-
+//! and a black hole that accepts connections and never answers.
 use assert_cmd::Command;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -153,16 +150,6 @@ impl Redis {
             let _ = child.wait();
         }
     }
-
-    /// Kill, then start again on the same port with an empty dataset.
-    pub fn restart(&mut self) {
-        self.kill();
-        assert!(
-            self.spawn(),
-            "redis-server could not restart on port {}",
-            self.port
-        );
-    }
 }
 
 impl Drop for Redis {
@@ -176,6 +163,9 @@ impl Drop for Redis {
 
 /// The per-server timeout tests run with unless they say otherwise.
 pub const TEST_TIMEOUT: &str = "400ms";
+
+/// The key of the lock named `job`, which most tests take.
+pub const KEY: &str = "redlock:job";
 
 /// N servers, as the lock sees them.
 pub struct Cluster {
@@ -200,12 +190,42 @@ impl Cluster {
 
     /// `redlock` with only this cluster configured, and no REDLOCK_* from the caller's env.
     pub fn redlock(&self) -> Command {
-        let mut cmd = redlock();
+        with_timeout(Command::from_std(self.process()))
+    }
+
+    /// The same, as a `std::process::Command`, for tests that act while redlock runs or give
+    /// it other standard streams.
+    pub fn process(&self) -> std::process::Command {
+        let mut cmd = clean_redlock();
         cmd.env("REDLOCK_SERVERS", self.urls());
         // More than the 200ms default: a loaded CI machine must not turn a slow healthy server
         // into a missing vote. Tests about timeouts pass --timeout themselves.
         cmd.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
         cmd
+    }
+
+    /// `redlock ARGS` started in the background, stdin closed and its output captured.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        let mut command = self.process();
+        command.args(args);
+        spawn_captured(command)
+    }
+
+    /// `redlock acquire NAME ARGS`, which must succeed: the token it printed.
+    pub fn acquire_token(&self, name: &str, args: &[&str]) -> String {
+        let output = self
+            .redlock()
+            .args(["acquire", name])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "acquire failed: {}",
+            stderr_of(&output)
+        );
+        stdout_of(&output)
     }
 
     /// The lock's value on every server.
@@ -227,19 +247,39 @@ impl Cluster {
 
 /// The binary under test with a clean environment.
 pub fn redlock() -> Command {
-    let mut cmd = Command::cargo_bin("redlock").expect("redlock binary");
+    with_timeout(Command::from_std(clean_redlock()))
+}
+
+/// Starts `command` in the background, stdin closed and its output captured.
+pub fn spawn_captured(mut command: std::process::Command) -> Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts")
+}
+
+/// The path of the built binary, for scripts that run it themselves.
+pub fn redlock_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("redlock")
+}
+
+/// The binary under test with no REDLOCK_* from the caller's environment.
+fn clean_redlock() -> std::process::Command {
+    let mut cmd = std::process::Command::new(redlock_path());
     for (name, _) in std::env::vars() {
         if name.starts_with("REDLOCK_") {
             cmd.env_remove(name);
         }
     }
-    cmd.timeout(Duration::from_secs(60));
     cmd
 }
 
-/// The path of the built binary, for tests that need a raw `std::process::Command`.
-pub fn redlock_path() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("redlock")
+/// A hung redlock fails its test instead of hanging the suite.
+fn with_timeout(mut cmd: Command) -> Command {
+    cmd.timeout(Duration::from_secs(60));
+    cmd
 }
 
 /// A port that accepts TCP connections and never reads or answers: a black-holed server.

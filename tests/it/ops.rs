@@ -5,18 +5,6 @@ use crate::harness::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const KEY: &str = "redlock:job";
-
-fn acquire(cluster: &Cluster, name: &str) -> String {
-    let output = cluster
-        .redlock()
-        .args(["acquire", name, "--ttl", "20s"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    stdout_of(&output)
-}
-
 fn json_lines(stderr: &str) -> Vec<serde_json::Value> {
     stderr
         .lines()
@@ -27,7 +15,7 @@ fn json_lines(stderr: &str) -> Vec<serde_json::Value> {
 #[test]
 fn force_release_removes_any_token_prints_it_and_exits_1_when_nothing_is_left() {
     let cluster = Cluster::start(3);
-    let token = acquire(&cluster, "job");
+    let token = cluster.acquire_token("job", &["--ttl", "20s"]);
     cluster.servers[2].set(KEY, "someone-else");
     let output = cluster
         .redlock()
@@ -55,7 +43,7 @@ fn force_release_removes_any_token_prints_it_and_exits_1_when_nothing_is_left() 
 #[test]
 fn force_release_is_never_the_default_and_needs_a_quorum_to_say_nothing_was_there() {
     let mut cluster = Cluster::start(3);
-    let token = acquire(&cluster, "job");
+    let token = cluster.acquire_token("job", &["--ttl", "20s"]);
     // Without --token or --force, release refuses before sending anything.
     cluster.redlock().args(["release", "job"]).assert().code(64);
     assert_eq!(cluster.holding(KEY, &token), 3);
@@ -77,7 +65,7 @@ fn force_release_is_never_the_default_and_needs_a_quorum_to_say_nothing_was_ther
 fn status_without_a_name_lists_every_lock_sorted_with_its_holder() {
     let cluster = Cluster::start(3);
     for name in ["charlie", "alpha", "bravo"] {
-        acquire(&cluster, name);
+        cluster.acquire_token(name, &["--ttl", "20s"]);
     }
     // A key under another prefix is not ours to list.
     cluster.servers[0].set("other:alpha", "x");
@@ -111,7 +99,7 @@ fn status_without_a_name_lists_every_lock_sorted_with_its_holder() {
 #[test]
 fn status_shows_holder_facts_and_per_server_ttl() {
     let cluster = Cluster::start(3);
-    acquire(&cluster, "job");
+    cluster.acquire_token("job", &["--ttl", "20s"]);
     let output = cluster
         .redlock()
         .args(["status", "job", "--json"])

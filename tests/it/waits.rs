@@ -5,31 +5,19 @@ use crate::harness::*;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const KEY: &str = "redlock:job";
 const CHANNEL: &str = "redlock:job:released";
-
-fn acquire_token(cluster: &Cluster, args: &[&str]) -> String {
-    let output = cluster
-        .redlock()
-        .args(["acquire", "job"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    stdout_of(&output)
-}
 
 /// A waiting `acquire` in the background, with a retry delay so long that only a wake-up (or
 /// the holder's TTL) can explain a quick success.
 fn spawn_waiter(cluster: &Cluster) -> Child {
-    Command::new(redlock_path())
-        .env_clear()
-        .env("REDLOCK_SERVERS", cluster.urls())
-        .args(["acquire", "job", "--wait", "30s", "--retry-delay", "20s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    cluster.spawn(&["acquire", "job", "--wait", "30s", "--retry-delay", "20s"])
+}
+
+/// The waiter acquired the lock, and a quorum holds its token (not necessarily every server:
+/// one slower than --timeout under load may miss the SET).
+fn assert_won(cluster: &Cluster, output: &Output) {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
+    assert!(cluster.holding(KEY, &stdout_of(output)) >= 2);
 }
 
 /// How many connections listen for releases of the lock, on every server.
@@ -58,7 +46,7 @@ fn finish(child: Child, limit: Duration) -> Output {
 #[test]
 fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
     let cluster = Cluster::start(3);
-    let holder = acquire_token(&cluster, &["--ttl", "60s"]);
+    let holder = cluster.acquire_token("job", &["--ttl", "60s"]);
     let waiter = spawn_waiter(&cluster);
     wait_for(
         "the waiter to subscribe everywhere",
@@ -75,13 +63,11 @@ fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
         .code(0);
     let output = finish(waiter, Duration::from_secs(25));
     let took = released.elapsed();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_won(&cluster, &output);
     assert!(
         took < Duration::from_secs(3),
         "took {took:?} after the release"
     );
-    // A quorum holds it (a server slower than --timeout under load may miss the SET).
-    assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
     // Not a terminal: no progress line.
     assert_eq!(stderr_of(&output), "");
     // The subscriptions end with the wait.
@@ -94,17 +80,15 @@ fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
 fn a_waiter_gets_an_expired_lock_without_a_notification() {
     let cluster = Cluster::start(3);
     // The holder never releases: its key expires, and expiry announces nothing.
-    acquire_token(&cluster, &["--ttl", "2s"]);
+    cluster.acquire_token("job", &["--ttl", "2s"]);
     let started = Instant::now();
     let output = finish(spawn_waiter(&cluster), Duration::from_secs(25));
     let took = started.elapsed();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_won(&cluster, &output);
     assert!(
         took < Duration::from_secs(6),
         "took {took:?} for a lock whose ttl was 2s"
     );
-    // A quorum holds it (a server slower than --timeout under load may miss the SET).
-    assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
 }
 
 #[test]
