@@ -1,5 +1,6 @@
 //! The command line as the user typed it: clap definitions only, no I/O and no network.
 
+use crate::human;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -332,7 +333,8 @@ fn kill_after(text: &str) -> Result<Duration, String> {
 fn at_most(text: &str, value: Duration, max: Duration) -> Result<Duration, String> {
     if value > max {
         return Err(format!(
-            "'{text}' is too long; expected at most {}",
+            "{} is too long; expected at most {}",
+            human::quoted(text),
             humantime::format_duration(max)
         ));
     }
@@ -355,7 +357,8 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let parsed = duration_or_zero(text)?;
     if parsed.is_zero() {
         return Err(format!(
-            "'{text}' is zero; expected a positive duration such as 500ms or 30s"
+            "{} is zero; expected a positive duration such as 500ms or 30s",
+            human::quoted(text)
         ));
     }
     Ok(parsed)
@@ -366,11 +369,17 @@ pub(crate) fn duration_or_zero(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(format!(
-            "'{text}' has no unit; expected a duration such as {trimmed}ms or {trimmed}s"
+            "{} has no unit; expected a duration such as {trimmed}ms or {trimmed}s",
+            human::quoted(text)
         ));
     }
-    humantime::parse_duration(trimmed)
-        .map_err(|e| format!("'{text}' is not a duration ({e}); expected e.g. 500ms, 30s, 2m"))
+    humantime::parse_duration(trimmed).map_err(|e| {
+        format!(
+            "{} is not a duration ({}); expected e.g. 500ms, 30s, 2m",
+            human::quoted(text),
+            human::printable(&e.to_string())
+        )
+    })
 }
 
 #[cfg(test)]
@@ -433,5 +442,81 @@ mod tests {
         assert!(token("").is_err());
         assert!(token(" \t").unwrap_err().contains("expected the token"));
         assert_eq!(token("abc").as_deref(), Ok("abc"));
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        type Parser = fn(&str) -> Result<Duration, String>;
+
+        /// Every duration flag's parser, its maximum, and whether zero is allowed.
+        const FLAGS: [(Parser, Duration, bool); 7] = [
+            (duration, Duration::MAX, false),
+            (duration_or_zero, Duration::MAX, true),
+            (ttl, MAX_TTL, false),
+            (wait, MAX_WAIT, true),
+            (retry_delay, MAX_WAIT, false),
+            (timeout, MAX_TIMEOUT, false),
+            (kill_after, MAX_KILL_AFTER, false),
+        ];
+
+        /// Any text, and text shaped like a duration (signs, huge numbers, fractions, units,
+        /// stray whitespace), so that both accepted and rejected paths are walked.
+        fn duration_like() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                "[ \t\n]?-?[0-9]{0,22}(\\.[0-9]{0,4})?[ ]?(ns|us|ms|s|sec|m|min|h|d|w|M|y|x|)( ?[0-9]{1,4}(ms|s|m|h|d)){0,2}[ \n]?",
+            ]
+        }
+
+        /// A usage error as the brief demands: one line that says what was expected.
+        fn one_line_with_expectation(message: &str) -> bool {
+            !message.contains(['\n', '\r']) && message.contains("expected")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            #[test]
+            fn duration_flags_accept_in_range_or_name_the_value_in_one_line(
+                text in duration_like()
+            ) {
+                for (parse, max, zero_allowed) in FLAGS {
+                    match parse(&text) {
+                        Ok(value) => {
+                            prop_assert!(value <= max, "{text:?} gave {value:?}");
+                            prop_assert!(zero_allowed || !value.is_zero(), "{text:?} gave zero");
+                        }
+                        Err(message) => {
+                            prop_assert!(one_line_with_expectation(&message), "{message:?}");
+                            prop_assert!(message.contains(&human::quoted(&text)), "{message:?}");
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn a_number_and_a_unit_mean_what_they_say(
+                n in 1u64..1_000_000,
+                (unit, millis) in prop::sample::select(vec![
+                    ("ms", 1u64), ("s", 1_000), ("m", 60_000), ("h", 3_600_000),
+                ]),
+            ) {
+                let text = format!("{n}{unit}");
+                prop_assert_eq!(duration(&text), Ok(Duration::from_millis(n * millis)));
+            }
+
+            #[test]
+            fn a_token_is_taken_as_typed_unless_blank(text in any::<String>()) {
+                match token(&text) {
+                    Ok(taken) => prop_assert_eq!(taken, text),
+                    Err(message) => {
+                        prop_assert!(text.trim().is_empty(), "{text:?} refused");
+                        prop_assert!(one_line_with_expectation(&message), "{message:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -240,4 +240,38 @@ mod tests {
             .to_string()
             .contains("control"));
     }
+
+    mod properties {
+        use super::*;
+        use crate::exit::{self, Outcome};
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            #[test]
+            fn a_lock_name_is_its_key_or_a_one_line_usage_error(
+                name in prop_oneof![
+                    any::<String>(),
+                    "[a-z:/._ -]{0,8}\\PC{0,4}[\n\t\u{1b}\u{0}]?\\PC{0,4}",
+                    "[a-z]{1020,1030}",
+                ]
+            ) {
+                let config = Config::from_args(&args(&[])).unwrap();
+                match config.key(&name) {
+                    Ok(key) => {
+                        prop_assert_eq!(key, format!("redlock:{name}"));
+                        prop_assert!(!name.is_empty() && name.len() <= MAX_NAME_BYTES);
+                        prop_assert!(!name.chars().any(char::is_control), "{name:?}");
+                    }
+                    Err(err) => {
+                        prop_assert_eq!(exit::code_of(&err).0, Outcome::Usage.code());
+                        let message = err.to_string();
+                        prop_assert!(!message.contains(['\n', '\r']), "{message:?}");
+                        prop_assert!(message.contains("expected"), "{message}");
+                    }
+                }
+            }
+        }
+    }
 }

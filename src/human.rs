@@ -24,6 +24,26 @@ pub(crate) fn latency(d: Duration) -> String {
     format!("{:.1}ms", d.as_secs_f64() * 1000.0)
 }
 
+/// What the user typed, in quotes, with control characters escaped (`'5s\n'`), so that a
+/// message that names it stays one line.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("'{}'", printable(text))
+}
+
+/// `text` with control characters (a newline, an escape sequence) and Unicode's line and
+/// paragraph separators written as escapes.
+pub(crate) fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `Connection refused` -> `connection refused`: another library's message, lowercased to read
 /// as the tail of one of ours.
 pub(crate) fn lowercase_first(text: &str) -> String {
@@ -47,6 +67,13 @@ mod tests {
         assert_eq!(whole_seconds(Duration::from_millis(3400)), "3s");
         assert_eq!(whole_seconds(Duration::ZERO), "0s");
         assert_eq!(latency(Duration::from_micros(1234)), "1.2ms");
+    }
+
+    #[test]
+    fn quoted_text_stays_on_one_line() {
+        assert_eq!(quoted("5s"), "'5s'");
+        assert_eq!(quoted("5s\nrm -rf"), "'5s\\nrm -rf'");
+        assert_eq!(printable("a\u{1b}[2Jb\tü"), "a\\u{1b}[2Jb\\tü");
     }
 
     #[test]

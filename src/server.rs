@@ -1,6 +1,7 @@
 //! Server addresses: parsing `redis://` and `rediss://` URLs, preparing each server's client
 //! (credentials and TLS settings included), and showing servers without their password.
 
+use crate::human;
 use redis::{Client, ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
@@ -35,7 +36,7 @@ pub(crate) struct Credentials {
 
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
-        let display = redact(url);
+        let display = human::printable(&redact(url));
         let mut url = normalize(url);
         if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
             // The redis crate's spelling of "do not verify the certificate".
@@ -47,7 +48,7 @@ impl Server {
             .map_err(|e| {
                 format!(
                     "invalid server URL '{display}': {}",
-                    first_line(&e.to_string())
+                    human::printable(first_line(&e.to_string()))
                 )
             })
             .and_then(|info| {
@@ -133,23 +134,25 @@ fn first_line(text: &str) -> &str {
 
 /// Replaces the password of a URL (`scheme://user:password@host`) with `***`. Works on any
 /// string, parseable or not, because it is also used on URLs we are about to reject.
+///
+/// Everything up to the *last* `@` counts as user and password: people paste passwords with
+/// `/`, `?`, `#` or `@` in them unescaped, and hiding too much of a malformed URL is better
+/// than showing part of a password.
 pub(crate) fn redact(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
     let authority_start = scheme_end + 3;
-    let rest = &url[authority_start..];
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_len];
-    let Some(at) = authority.rfind('@') else {
+    let Some(at) = url[authority_start..].rfind('@') else {
         return url.to_string();
     };
-    let userinfo = &authority[..at];
-    let redacted_userinfo = match userinfo.find(':') {
-        Some(colon) => format!("{}:***", &userinfo[..colon]),
+    let userinfo = &url[authority_start..authority_start + at];
+    let redacted_userinfo = match userinfo.split_once(':') {
+        // A user name with an '@' in it may as well be a password followed by a host.
+        Some((user, _)) if !user.contains('@') => format!("{user}:***"),
+        _ if userinfo.is_empty() => String::new(),
         // `redis://secret@host` is how many clients spell a password without a user.
-        None if !userinfo.is_empty() => "***".to_string(),
-        None => String::new(),
+        _ => "***".to_string(),
     };
     format!(
         "{}{}{}",
@@ -174,7 +177,9 @@ mod tests {
         assert_eq!(redact("redis://a:b@c@host/1"), "redis://a:***@host/1");
         assert_eq!(redact("redis://host:6379"), "redis://host:6379");
         assert_eq!(redact("not a url"), "not a url");
-        assert_eq!(redact("redis://host/0?x=a@b"), "redis://host/0?x=a@b");
+        assert_eq!(redact("redis://u:a/b?c#d@host/1"), "redis://u:***@host/1");
+        // An '@' further on may end a password typed with a '/' in it: hide, to be safe.
+        assert_eq!(redact("redis://host/0?x=a@b"), "redis://***@b");
     }
 
     #[test]
@@ -209,5 +214,90 @@ mod tests {
             .unwrap();
         assert!(err.contains("http://u:***@host"), "{err}");
         assert!(!err.contains("pw@"), "{err}");
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Marks both ends of a generated password, so that a message showing any end of it
+        /// (a redaction that stopped at a '/' or '#' inside it) is caught.
+        const START: &str = "pwSTART";
+        const END: &str = "pwEND";
+
+        /// A URL with a password where people write one, in every spelling around it: good
+        /// and bad schemes, with or without a user, a password full of URL delimiters, and any
+        /// host, port, path and query after it (parseable or not).
+        fn url_with_password() -> impl Strategy<Value = (String, String)> {
+            (
+                prop::sample::select(vec!["redis", "rediss", "unix", "http", "", "redis:"]),
+                prop::option::of("[a-z_]{0,6}"),
+                "[ -~\u{e9}\u{4e16}]{0,12}",
+                prop_oneof![
+                    "[a-z0-9.-]{0,12}(:[0-9]{0,6})?(/[0-9]{0,3})?",
+                    "[ -~]{0,24}",
+                    any::<String>(),
+                ],
+            )
+                .prop_map(|(scheme, user, middle, rest)| {
+                    let (password, userinfo) = match user {
+                        Some(user) => {
+                            let password = format!("{START}{middle}{END}");
+                            (password.clone(), format!("{user}:{password}"))
+                        }
+                        // Alone, a password has no ':' (before one is the user name).
+                        None => {
+                            let password = format!("{START}{}{END}", middle.replace(':', ""));
+                            (password.clone(), password)
+                        }
+                    };
+                    (format!("{scheme}://{userinfo}@{rest}"), password)
+                })
+        }
+
+        fn shows_password(text: &str) -> bool {
+            text.contains(START) || text.contains(END)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn a_password_in_any_url_is_never_shown((url, password) in url_with_password()) {
+                prop_assert!(!shows_password(&redact(&url)), "{url:?}");
+                let credentials = Credentials::default();
+                let tls = Tls { insecure: true, ..Tls::default() };
+                match Server::parse(&url, &credentials, &tls) {
+                    Ok(server) => {
+                        prop_assert!(!shows_password(&server.display), "{}", server.display);
+                        prop_assert!(!shows_password(&server.identity), "{}", server.identity);
+                        prop_assert!(!server.display.contains(['\n', '\r']));
+                    }
+                    Err(message) => {
+                        prop_assert!(!shows_password(&message), "{message}");
+                        prop_assert!(!message.contains(&password));
+                        prop_assert!(!message.contains(['\n', '\r']), "{message:?}");
+                    }
+                }
+            }
+
+            #[test]
+            fn any_text_is_a_server_or_one_line_naming_it(text in any::<String>()) {
+                match Server::parse(&text, &Credentials::default(), &Tls::default()) {
+                    Ok(server) => prop_assert!(!server.display.contains(['\n', '\r'])),
+                    Err(message) => {
+                        prop_assert!(message.starts_with("invalid server URL '"), "{message}");
+                        prop_assert!(!message.contains(['\n', '\r']), "{message:?}");
+                    }
+                }
+            }
+
+            #[test]
+            fn redact_changes_nothing_without_credentials(
+                url in "(redis|rediss|unix)://[a-z0-9.-]{1,12}(:[0-9]{1,5})?(/[0-9a-z?=&]{0,8})?"
+            ) {
+                prop_assert_eq!(redact(&url), url);
+            }
+        }
     }
 }

@@ -140,6 +140,40 @@ mod tests {
         );
     }
 
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            #[test]
+            fn any_token_has_a_holder_only_after_32_hex_digits(
+                token in prop_oneof![
+                    any::<String>(),
+                    "[0-9a-f]{32}(:[^:]{0,8}){0,5}",
+                    "[0-9a-f]{32}:[a-z%0-9]{0,6}:[0-9]{0,12}:[0-9]{0,21}(:\\PC{0,8})?",
+                ]
+            ) {
+                if holder(&token).is_some() {
+                    let random = token.split(':').next().unwrap_or("");
+                    prop_assert_eq!(random.len(), RANDOM_DIGITS);
+                    prop_assert!(random.bytes().all(|b| b.is_ascii_hexdigit()));
+                }
+            }
+
+            #[test]
+            fn a_command_survives_the_token_round_trip(command in any::<String>()) {
+                let token = new_token(Some(&command)).unwrap();
+                prop_assert!(!token.contains(char::is_whitespace), "{token:?}");
+                let holder = holder(&token).unwrap();
+                let kept: String = command.chars().take(MAX_COMMAND_CHARS).collect();
+                prop_assert_eq!(holder.command, Some(kept));
+                prop_assert_eq!(holder.pid, std::process::id());
+            }
+        }
+    }
+
     #[test]
     fn foreign_tokens_have_no_holder() {
         assert_eq!(holder("f47ac10b-58cc-4372-a567-0e02b2c3d479"), None);
