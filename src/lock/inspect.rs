@@ -219,27 +219,20 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
     }
 }
 
-/// The token that most servers show, if any server shows one.
 pub(super) fn most_common_token(states: &[ServerState]) -> Option<String> {
-    most_common(states.iter().filter_map(|state| match &state.state {
-        Ok(KeyState::Present {
-            token: Some(token), ..
-        }) => Some(token.as_str()),
-        _ => None,
-    }))
-}
-
-/// The value seen most often; among equally common ones, the last in sort order, so that every
-/// caller names the same holder for the same replies.
-pub(super) fn most_common<'a>(values: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for value in values {
-        *counts.entry(value).or_default() += 1;
+    for state in states {
+        if let Ok(KeyState::Present {
+            token: Some(token), ..
+        }) = &state.state
+        {
+            *counts.entry(token).or_default() += 1;
+        }
     }
     counts
         .into_iter()
         .max_by_key(|(_, count)| *count)
-        .map(|(value, _)| value.to_string())
+        .map(|(token, _)| token.to_string())
 }
 
 /// A server's view of a key in a few words, for observers; a present key counts as a yes.

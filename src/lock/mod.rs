@@ -13,13 +13,14 @@ mod wake;
 
 use crate::clock::BootInstant;
 use crate::server::Server;
+use inspect::most_common_token;
 pub(crate) use inspect::{describe_token, holding, Holding, KeyState, ServerState};
-use inspect::{most_common, most_common_token};
 pub(crate) use nodes::NodeError;
 use nodes::{Nodes, Reply};
 pub(crate) use observe::{Observer, Round};
 use quorum::{verdict, Verdict};
 pub(crate) use scripts::release_channel;
+use std::collections::BTreeMap;
 use std::time::Duration;
 pub(crate) use wait::{jitter, RetryPolicy, WaitProgress, Waiting, Wake};
 
@@ -382,14 +383,16 @@ struct Seen {
 
 impl Seen {
     fn from_votes(replies: &[Reply<Vote>], ours: &str) -> Seen {
-        let mut holders = Vec::new();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         let mut ttl: Option<Duration> = None;
         for reply in replies {
             let Ok(vote) = &reply.result else { continue };
             if vote.set || vote.value.as_deref() == Some(ours) {
                 continue;
             }
-            holders.extend(vote.value.as_deref());
+            if let Some(value) = &vote.value {
+                *counts.entry(value).or_default() += 1;
+            }
             // -2: the key went away between SET and PTTL; -1: it never expires.
             let left = match vote.pttl {
                 -2 => Some(Duration::ZERO),
@@ -400,7 +403,10 @@ impl Seen {
             }
         }
         Seen {
-            holder: most_common(holders),
+            holder: counts
+                .into_iter()
+                .max_by_key(|(_, count)| *count)
+                .map(|(token, _)| token.to_string()),
             ttl,
         }
     }
