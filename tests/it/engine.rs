@@ -346,6 +346,38 @@ fn a_signal_while_waiting_stops_cleanly() {
 }
 
 #[test]
+fn a_signal_during_a_single_attempt_gives_the_lock_back() {
+    let cluster = Cluster::start(1);
+    // A stopped server holds the attempt open until it is resumed.
+    cluster.servers[0].stop();
+    let child = cluster.spawn(&["acquire", "job", "--timeout", "10s"]);
+    wait_for("redlock to block SIGTERM", Duration::from_secs(5), || {
+        blocks_sigterm(child.id())
+    });
+    // Pending while the attempt runs: the attempt succeeds, then the signal is seen.
+    signal(child.id() as i32, libc::SIGTERM);
+    cluster.servers[0].resume();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
+    assert_eq!(
+        stdout_of(&output),
+        "",
+        "a token nobody will use was printed"
+    );
+    assert_eq!(cluster.values(KEY), vec![None]);
+}
+
+/// True once process `pid` blocks SIGTERM: it has started and its signals wait for it.
+fn blocks_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigBlk:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
+}
+
+#[test]
 fn wait_gets_the_lock_once_the_holder_lets_go() {
     let cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &["--ttl", "1s", "--timeout", "100ms"]);
