@@ -175,18 +175,17 @@ impl Redlock {
         (result, Seen::from_votes(&replies, token))
     }
 
-    /// Compare-and-delete on the `targets` servers only, ignoring the answers.
+    /// Compare-and-delete on the `targets` servers only, ignoring the answers. A server whose
+    /// SET reply is late gets the delete on the connection that carried the SET, behind it,
+    /// without waiting for that reply (see `nodes::Kept`): so the delete is applied after the
+    /// SET whenever the SET is, and gets there whenever the server is reachable at all.
     fn release_on(&mut self, targets: &[bool], key: &str, token: &str) {
         if !targets.contains(&true) {
             return;
         }
         let channel = release_channel(key);
         self.nodes.round_on(targets, |con| {
-            let deleted: i64 = scripts::release()
-                .key(key)
-                .arg(token)
-                .arg(&channel)
-                .invoke(con)?;
+            let deleted: i64 = scripts::release_eval(key, token, &channel).query(con)?;
             Ok(deleted)
         });
     }

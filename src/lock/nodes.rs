@@ -37,11 +37,34 @@ pub(crate) struct Reply<T> {
 }
 
 /// The servers and our open connection to each. Connections are kept between rounds (waits,
-/// renewals) and dropped after any error, so the next round reconnects.
+/// renewals) and replaced after any error, so the next round reconnects; after a late reply,
+/// only once the follow-up to that round is done (see `Kept`).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
-    connections: Vec<Option<Connection>>,
+    connections: Vec<Option<Kept>>,
     timeout: Duration,
+}
+
+/// An open connection, and whether the reply to its last request is late.
+///
+/// A connection whose reply is late is kept for one follow-up (`round_on`) rather than
+/// replaced, because the late request may still be applied: a failed attempt's SET, most of
+/// all. The compare-and-delete that cleans up after it then goes out on the same connection at
+/// once, without waiting for the late reply, and a server applies one connection's commands in
+/// order, so the delete is applied after that SET whenever the SET is, however slow the network.
+/// A new connection could not promise that (its delete may overtake the SET still on its way),
+/// and needs a round trip of its own (AUTH, TLS) before it can send anything, which a slow
+/// server may never give it in time: the failed attempt's key would then outlive it for the
+/// whole TTL.
+///
+/// Reusing it is safe because the redis client counts the replies it gave up on and discards
+/// them when they arrive, so no answer is taken for another's. And its timeout was the read's,
+/// never a half-written request's: a write blocks only on a full send buffer, and a connection
+/// carries at most two unanswered requests (the late one and its follow-up; the next ordinary
+/// round replaces it), a few hundred bytes, far below the smallest send buffer the kernel allows.
+pub(crate) struct Kept {
+    connection: Connection,
+    late: bool,
 }
 
 impl Nodes {
@@ -73,12 +96,18 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Connection) -> RedisResult<T> + Sync,
     {
+        for slot in &mut self.connections {
+            if slot.as_ref().is_some_and(|kept| kept.late) {
+                *slot = None;
+            }
+        }
         let everyone = vec![true; self.servers.len()];
         self.round_on(&everyone, op).into_iter().flatten().collect()
     }
 
-    /// Like `round`, but only on the servers whose entry in `targets` is true; the others are
-    /// neither connected to nor asked, and their reply is `None`.
+    /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
+    /// goes out on the connection that carried that round's request even if the reply to it is
+    /// late (see `Kept`). The others are neither connected to nor asked; their reply is `None`.
     pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
     where
         T: Send,
@@ -130,18 +159,22 @@ impl Nodes {
 
 fn ask<T>(
     server: &Server,
-    slot: &mut Option<Connection>,
+    slot: &mut Option<Kept>,
     deadline: BootInstant,
     timeout: Duration,
     op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync),
 ) -> Reply<T> {
     let started = BootInstant::now();
-    let result = connect_and_run(server, slot, deadline, op).map_err(|err| {
-        // After any error the connection's state is unknown (a reply may still be in flight),
-        // so it is never reused.
-        *slot = None;
-        classify(err, timeout)
-    });
+    let result = connect_and_run(server, slot, deadline, op);
+    match (&result, slot.as_mut()) {
+        // An answer: every late reply before it has arrived and been discarded.
+        (Ok(_), Some(kept)) => kept.late = false,
+        (Err(err), Some(kept)) if err.is_timeout() => kept.late = true,
+        // After any other error the connection's state is unknown, so it is not reused.
+        (Err(_), _) => *slot = None,
+        (Ok(_), None) => {}
+    }
+    let result = result.map_err(|err| classify(err, timeout));
     let at = BootInstant::now();
     Reply {
         result,
@@ -152,12 +185,12 @@ fn ask<T>(
 
 fn connect_and_run<T>(
     server: &Server,
-    slot: &mut Option<Connection>,
+    slot: &mut Option<Kept>,
     deadline: BootInstant,
     op: &impl Fn(&mut Connection) -> RedisResult<T>,
 ) -> RedisResult<T> {
     if let Some(kept) = slot.as_mut() {
-        match run(kept, deadline, op) {
+        match run(&mut kept.connection, deadline, op) {
             // A kept connection may have died while idle (server restarted, idle timeout,
             // a NAT forgot it): that says nothing about the server now, so try a fresh one
             // within the same deadline. Retrying is safe: SET NX with our token, and the
@@ -167,12 +200,14 @@ fn connect_and_run<T>(
         }
     }
     // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    let connection = slot.insert(
-        server
-            .client
-            .get_connection_with_timeout(remaining(deadline)?)?,
-    );
-    run(connection, deadline, op)
+    let connection = server
+        .client
+        .get_connection_with_timeout(remaining(deadline)?)?;
+    let kept = slot.insert(Kept {
+        connection,
+        late: false,
+    });
+    run(&mut kept.connection, deadline, op)
 }
 
 fn run<T>(

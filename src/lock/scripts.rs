@@ -64,6 +64,16 @@ cached_script!(extend, EXTEND);
 cached_script!(inspect, INSPECT);
 cached_script!(force_release, FORCE_RELEASE);
 
+/// The compare-and-delete as a plain `EVAL` carrying its source, for a failed attempt's cleanup:
+/// it may be written behind a SET whose reply is late, and an `EVALSHA` the server does not know
+/// (restarted, or never released anything) would need one more round trip that the cleanup may
+/// not get. One `EVAL` works on any server it reaches.
+pub(crate) fn release_eval(key: &str, token: &str, channel: &str) -> redis::Cmd {
+    let mut eval = redis::cmd("EVAL");
+    eval.arg(RELEASE).arg(1).arg(key).arg(token).arg(channel);
+    eval
+}
+
 /// The pub/sub channel on which a release of `key` is announced.
 pub(crate) fn release_channel(key: &str) -> String {
     format!("{key}:released")

@@ -1,8 +1,10 @@
 //! Integration tests: the real `redlock` binary against real redis-server processes.
 
 mod harness;
+mod proxy;
 
 mod engine;
 mod exec;
+mod faults;
 mod ops;
 mod waits;

@@ -1,0 +1,241 @@
+//! Bad networks between redlock and real servers, through the fault proxy: slow links, lost
+//! replies, resets and black holes. After every one of them, nothing may be left on any server.
+
+use crate::harness::*;
+use crate::proxy::{Fault, Proxy};
+use assert_cmd::Command;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "redlock:job";
+const CHANNEL: &str = "redlock:job:released";
+const PASSWORD: &str = "faulty-pw";
+
+/// Real servers, each behind its own fault proxy; redlock only knows the proxies.
+struct Faulty {
+    cluster: Cluster,
+    proxies: Vec<Proxy>,
+}
+
+impl Faulty {
+    /// The servers require a password, as production servers do: every new connection costs a
+    /// round trip (AUTH) before its first command.
+    fn start(n: usize) -> Faulty {
+        let cluster = Cluster {
+            servers: (0..n)
+                .map(|_| Redis::start_with(&["--requirepass", PASSWORD]))
+                .collect(),
+        };
+        let proxies = cluster
+            .servers
+            .iter()
+            .map(|s| Proxy::start(s.port))
+            .collect();
+        let faulty = Faulty { cluster, proxies };
+        faulty.warm_up();
+        faulty
+    }
+
+    fn redlock(&self) -> Command {
+        let urls: Vec<String> = self
+            .proxies
+            .iter()
+            .map(|p| format!("redis://:{PASSWORD}@127.0.0.1:{}", p.port))
+            .collect();
+        let mut cmd = self.cluster.redlock();
+        cmd.env("REDLOCK_SERVERS", urls.join(","));
+        cmd
+    }
+
+    fn set_all(&self, fault: Fault) {
+        for proxy in &self.proxies {
+            proxy.set(fault);
+        }
+    }
+
+    /// One healthy acquire and release, so that every server has the scripts cached, as the
+    /// servers of any lock in use do: the faults then hit the lock's commands, not the loading
+    /// of its scripts.
+    fn warm_up(&self) {
+        let output = self.redlock().args(["acquire", "job"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        self.redlock()
+            .args(["release", "job", "--token", &stdout_of(&output)])
+            .assert()
+            .code(0);
+    }
+
+    /// Waits until no server holds the key: a failed attempt's cleanup may still be on its way
+    /// through a slow proxy when redlock exits, but it must arrive.
+    fn wait_until_clean(&self) {
+        wait_for(
+            "the key to be gone from every server",
+            Duration::from_secs(3),
+            || self.cluster.values(KEY).iter().all(Option::is_none),
+        );
+    }
+}
+
+/// Runs one redis command on every server directly, not through the proxies.
+fn on_every_server(faulty: &Faulty, command: &redis::Cmd) {
+    for server in &faulty.cluster.servers {
+        let _: redis::Value = command.query(&mut server.connection()).unwrap();
+    }
+}
+
+/// Starts `acquire --wait` as another client's lock is released. The waiter's connections are
+/// set up and its subscriptions listening before `fault` hits them, and it retries only when
+/// told of the release, so its one attempt on a free lock runs entirely under `fault`.
+fn waiter_meets(faulty: &Faulty, faults: [Fault; 3]) -> std::process::Output {
+    on_every_server(
+        faulty,
+        redis::cmd("SET")
+            .arg(KEY)
+            .arg("other")
+            .arg("PX")
+            .arg(30_000),
+    );
+    let mut waiter = faulty.redlock();
+    waiter.args(["acquire", "job", "--ttl", "30s", "--timeout", "200ms"]);
+    waiter.args(["--wait", "3s", "--retry-delay", "10s"]);
+    let waiter = std::thread::spawn(move || waiter.output().unwrap());
+    wait_for(
+        "the waiter to subscribe on every server",
+        Duration::from_secs(5),
+        || {
+            faulty.cluster.servers.iter().all(|server| {
+                let clients: String = redis::cmd("CLIENT")
+                    .arg("LIST")
+                    .query(&mut server.connection())
+                    .unwrap();
+                clients.contains("cmd=evalsha") && clients.contains("sub=1")
+            })
+        },
+    );
+    for (proxy, fault) in faulty.proxies.iter().zip(faults) {
+        proxy.set(fault);
+    }
+    on_every_server(faulty, redis::cmd("DEL").arg(KEY));
+    on_every_server(faulty, redis::cmd("PUBLISH").arg(CHANNEL).arg("the test"));
+    waiter.join().unwrap()
+}
+
+#[test]
+fn a_slow_network_failing_the_attempt_leaves_no_phantom_lock() {
+    let faulty = Faulty::start(3);
+    // Each SET lands after 150 ms; its reply would come back after 300, past the 200 ms timeout,
+    // and a new connection's AUTH would take as long.
+    let output = waiter_meets(&faulty, [Fault::Delay(Duration::from_millis(150)); 3]);
+    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
+    faulty.wait_until_clean();
+    faulty.set_all(Fault::None);
+    faulty.redlock().args(["acquire", "job"]).assert().code(0);
+}
+
+/// Subscribes to the lock's release channel on one server, directly. The release script
+/// publishes there only when it deleted the token it was given.
+fn listen(server: &Redis) -> redis::Connection {
+    let mut con = server.connection();
+    let subscribe = redis::cmd("SUBSCRIBE").arg(CHANNEL).get_packed_command();
+    con.send_packed_command(&subscribe).unwrap();
+    con.recv_response().unwrap();
+    con
+}
+
+/// How many deletes `listen`'s connection heard announced (the test's own messages aside).
+fn deletes_heard(con: &mut redis::Connection) -> usize {
+    con.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut deletes = 0;
+    while let Ok(message) = con.recv_response() {
+        let (_, _, payload): (String, String, String) = redis::from_redis_value(message).unwrap();
+        deletes += usize::from(payload == "released");
+    }
+    deletes
+}
+
+#[test]
+fn a_set_whose_reply_was_lost_is_no_vote_and_the_cleanup_still_removes_it() {
+    let faulty = Faulty::start(3);
+    let mut listeners: Vec<_> = faulty.cluster.servers[..2].iter().map(listen).collect();
+    // Servers 1 and 2 apply every command and their replies never come back: one vote of
+    // three, so every attempt fails, and no key it set may stay.
+    let output = waiter_meets(
+        &faulty,
+        [Fault::DropReplies, Fault::DropReplies, Fault::None],
+    );
+    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("1 of 3 servers answered"), "{stderr}");
+    faulty.wait_until_clean();
+    for listener in &mut listeners {
+        // Heard from the cleanup's compare-and-delete: the SET whose reply was lost was applied.
+        assert!(deletes_heard(listener) >= 1);
+    }
+}
+
+#[test]
+fn a_black_holed_server_costs_one_timeout_and_nothing_is_left() {
+    let faulty = Faulty::start(3);
+    faulty.proxies[0].set(Fault::BlackHole);
+    for args in [["acquire", "job"], ["status", "job"]] {
+        let started = Instant::now();
+        let output = faulty
+            .redlock()
+            .args(args)
+            .args(["--timeout", "300ms"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        // One round, every server asked at once: the black hole's timeout once, not once per
+        // step or per server.
+        let elapsed = started.elapsed();
+        assert!(
+            (300..900).contains(&elapsed.as_millis()),
+            "{args:?} took {elapsed:?}"
+        );
+    }
+    let token = faulty.cluster.values(KEY)[1].clone().unwrap();
+    assert_eq!(faulty.cluster.holding(KEY, &token), 2);
+    let output = faulty
+        .redlock()
+        .args(["release", "job", "--token", &token, "--timeout", "300ms"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(faulty.cluster.values(KEY), vec![None, None, None]);
+}
+
+#[test]
+fn resets_during_exec_renewals_do_not_lose_the_lock_while_a_quorum_answers() {
+    let faulty = Faulty::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
+    let script = format!("while [ ! -e '{}' ]; do sleep 0.05; done", done.display());
+    let mut exec = faulty.redlock();
+    exec.args(["exec", "job", "--ttl", "3s", "--", "sh", "-c", &script]);
+    let exec = std::thread::spawn(move || exec.output().unwrap());
+    wait_for("the lock to be taken", Duration::from_secs(5), || {
+        faulty.cluster.values(KEY).iter().all(Option::is_some)
+    });
+    let token = faulty.cluster.values(KEY)[2].clone().unwrap();
+    // One server at a time resets every connection, through several renewals each; the
+    // other two still answer every renewal.
+    for faulty_one in 0..2 {
+        let proxy = &faulty.proxies[faulty_one];
+        proxy.set(Fault::Reset);
+        wait_for("renewals to be reset", Duration::from_secs(10), || {
+            proxy.resets() >= 2
+        });
+        proxy.set(Fault::None);
+        assert!(faulty.cluster.holding(KEY, &token) >= 2);
+    }
+    std::fs::write(&done, "").unwrap();
+    let output = exec.join().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(
+        !stderr_of(&output).contains("lost"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert_eq!(faulty.cluster.values(KEY), vec![None, None, None]);
+}

@@ -1,0 +1,220 @@
+//! A loopback TCP proxy between redlock and one real redis-server, with network faults a test
+//! can switch while redlock runs: delay, black hole, reset, and replies lost after the server
+//! applied the command. Every connection and thread it made is closed on drop.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the proxy does to the bytes it sees from now on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Forward both ways at once.
+    None,
+    /// Forward both ways, each chunk `D` after it arrived (so a round trip costs 2·D).
+    Delay(Duration),
+    /// Accept and read, never forward either way: a server that is reachable but never answers.
+    BlackHole,
+    /// Abort every open connection (RST) and every new one as soon as it is accepted.
+    Reset,
+    /// Forward requests, swallow the replies: the server applies every command and the client
+    /// never learns it did.
+    DropReplies,
+}
+
+/// One proxy in front of one redis-server.
+pub struct Proxy {
+    pub port: u16,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    fault: Mutex<Fault>,
+    stop: AtomicBool,
+    open: Mutex<Vec<Arc<Link>>>,
+    /// Connections aborted so far.
+    resets: AtomicUsize,
+}
+
+/// One client connection and the proxy's connection to the server for it.
+struct Link {
+    client: TcpStream,
+    server: TcpStream,
+    aborted: AtomicBool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Request,
+    Reply,
+}
+
+impl Proxy {
+    /// Listens on a free loopback port and forwards to `127.0.0.1:server_port`.
+    pub fn start(server_port: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared {
+            fault: Mutex::new(Fault::None),
+            stop: AtomicBool::new(false),
+            open: Mutex::new(Vec::new()),
+            resets: AtomicUsize::new(0),
+        });
+        let acceptor = {
+            let shared = shared.clone();
+            std::thread::spawn(move || accept(listener, server_port, shared))
+        };
+        Proxy {
+            port,
+            shared,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    /// How many connections it has reset.
+    pub fn resets(&self) -> usize {
+        self.shared.resets.load(Ordering::SeqCst)
+    }
+
+    /// Applies `fault` to every byte from now on; `Reset` also aborts every open connection.
+    pub fn set(&self, fault: Fault) {
+        *self.shared.fault.lock().unwrap() = fault;
+        if fault == Fault::Reset {
+            for link in self.shared.open.lock().unwrap().drain(..) {
+                self.shared.abort(&link);
+            }
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wakes the acceptor, which sees `stop` and returns.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+        for link in self.shared.open.lock().unwrap().drain(..) {
+            link.close();
+        }
+    }
+}
+
+impl Shared {
+    fn abort(&self, link: &Link) {
+        if !link.aborted.swap(true, Ordering::SeqCst) {
+            self.resets.fetch_add(1, Ordering::SeqCst);
+            link.abort();
+        }
+    }
+}
+
+impl Link {
+    /// RST both ways: with SO_LINGER 0 the last close aborts instead of ending politely, and a
+    /// read shutdown wakes the pumps so that they let go of the sockets.
+    fn abort(&self) {
+        for socket in [&self.client, &self.server] {
+            let _ = socket2::SockRef::from(socket).set_linger(Some(Duration::ZERO));
+            let _ = socket.shutdown(Shutdown::Read);
+        }
+    }
+
+    fn close(&self) {
+        let _ = self.client.shutdown(Shutdown::Both);
+        let _ = self.server.shutdown(Shutdown::Both);
+    }
+
+    /// The socket a direction reads from and the one it writes to.
+    fn ends(&self, direction: Direction) -> (&TcpStream, &TcpStream) {
+        match direction {
+            Direction::Request => (&self.client, &self.server),
+            Direction::Reply => (&self.server, &self.client),
+        }
+    }
+}
+
+fn accept(listener: TcpListener, server_port: u16, shared: Arc<Shared>) {
+    for client in listener.incoming() {
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let Ok(client) = client else { continue };
+        let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)) else {
+            // The server is down: the client sees the connection close at once.
+            continue;
+        };
+        let link = Arc::new(Link {
+            client,
+            server,
+            aborted: AtomicBool::new(false),
+        });
+        if *shared.fault.lock().unwrap() == Fault::Reset {
+            shared.abort(&link);
+            continue;
+        }
+        shared.open.lock().unwrap().push(link.clone());
+        for direction in [Direction::Request, Direction::Reply] {
+            let (link, shared) = (link.clone(), shared.clone());
+            std::thread::spawn(move || pump(&link, direction, &shared));
+        }
+    }
+}
+
+/// Moves one direction's bytes, applying the fault in force when each chunk arrives. A second
+/// thread writes them out when they are due, so that a delay is added to each chunk once
+/// rather than piling up behind the previous one.
+fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
+    let (due_tx, due_rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let writer = {
+        let link = link.clone();
+        std::thread::spawn(move || {
+            let (_, mut to) = link.ends(direction);
+            for (due, bytes) in due_rx {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                if to.write_all(&bytes).is_err() {
+                    return;
+                }
+            }
+            if !link.aborted.load(Ordering::SeqCst) {
+                // Pass the end of this direction on, as a real network would.
+                let _ = to.shutdown(Shutdown::Write);
+            }
+        })
+    };
+    let (mut from, _) = link.ends(direction);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let now = Instant::now();
+        let due = match *shared.fault.lock().unwrap() {
+            Fault::None => Some(now),
+            Fault::Delay(delay) => Some(now + delay),
+            Fault::BlackHole => None,
+            Fault::DropReplies => (direction == Direction::Request).then_some(now),
+            Fault::Reset => {
+                shared
+                    .open
+                    .lock()
+                    .unwrap()
+                    .retain(|l| !Arc::ptr_eq(l, link));
+                shared.abort(link);
+                break;
+            }
+        };
+        if let Some(due) = due {
+            if due_tx.send((due, buf[..n].to_vec())).is_err() {
+                break;
+            }
+        }
+    }
+    drop(due_tx);
+    let _ = writer.join();
+}
