@@ -85,11 +85,19 @@ pub(crate) fn release(
             });
             Ok(Outcome::Success)
         }
-        Err(LockError::NotHeld) => Err(exit::fail(
+        Err(LockError::NotHeld { acted: 0, .. }) => Err(exit::fail(
             Outcome::Negative,
             format!(
                 "lock '{}' is not held by this token (it expired, was released, or is held by someone else)",
                 args.name
+            ),
+        )),
+        Err(LockError::NotHeld { acted, .. }) => Err(exit::fail(
+            Outcome::Negative,
+            format!(
+                "lock '{}' is not held by this token on a quorum of servers; its key was deleted on the {acted} of {} that still held this token",
+                args.name,
+                lock.servers().len()
             ),
         )),
         Err(err) => Err(exit::fail(
@@ -185,11 +193,19 @@ pub(crate) fn extend(
             let _ = writeln!(std::io::stdout(), "{output}");
             Ok(Outcome::Success)
         }
-        Err(LockError::NotHeld) => Err(exit::fail(
+        Err(LockError::NotHeld { acted: 0, .. }) => Err(exit::fail(
             Outcome::Negative,
             format!(
                 "lock '{}' is not held by this token; nothing was extended",
                 args.name
+            ),
+        )),
+        Err(LockError::NotHeld { acted, undone }) => Err(exit::fail(
+            Outcome::Negative,
+            format!(
+                "lock '{}' is not held by this token on a quorum of servers; it was extended on the {acted} of {} that still held this token, and its previous ttl put back on {undone} of them",
+                args.name,
+                lock.servers().len()
             ),
         )),
         Err(err) => Err(exit::fail(

@@ -91,6 +91,6 @@ fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {
             Outcome::Signal(signal),
             format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
         ),
-        LockError::NotHeld => exit::fail(Outcome::Software, format!("lock '{name}': {err}")),
+        LockError::NotHeld { .. } => exit::fail(Outcome::Software, format!("lock '{name}': {err}")),
     }
 }

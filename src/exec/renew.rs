@@ -117,7 +117,7 @@ impl Renewal {
                     self.held = held.clone();
                     return Some(Report::Renewed(held));
                 }
-                Err(LockError::NotHeld) => {
+                Err(LockError::NotHeld { .. }) => {
                     return Some(self.lost(
                         "the key was deleted or taken over by another token on a quorum of servers",
                     ));

@@ -27,12 +27,35 @@ end
 return 0";
 
 /// Sets a new TTL only if the key holds our token. It never re-creates a missing key: a lock
-/// that expired has had a gap in which someone else may have held it.
+/// that expired has had a gap in which someone else may have held it. Returns {1, expiry before,
+/// expiry now} (milliseconds on the server's clock, -1 for none) so that a failed extension can
+/// be undone, or {0, 0, 0}. TIME is read after the write: scripts on servers before Redis 5 may
+/// not write after reading the clock.
 const EXTEND: &str = r"
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return {0, 0, 0} end
+local left = redis.call('pttl', KEYS[1])
+redis.call('pexpire', KEYS[1], ARGV[2])
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local before = -1
+if left >= 0 then before = now + left end
+return {1, before, now + ARGV[2]}";
+
+/// Puts back the expiry `ARGV[3]` (-1: none) a failed extension replaced, only if the key still
+/// holds our token and the expiry that extension set, `ARGV[2]` (to the millisecond or two that
+/// separate the script's clock readings): nobody else's change is undone.
+const RESTORE: &str = r"
+if redis.replicate_commands then redis.replicate_commands() end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+if math.abs(now + redis.call('pttl', KEYS[1]) - ARGV[2]) > 2 then return 0 end
+if tonumber(ARGV[3]) < 0 then
+  redis.call('persist', KEYS[1])
+else
+  redis.call('pexpireat', KEYS[1], ARGV[3])
 end
-return 0";
+return 1";
 
 /// What one server knows about a key, in one round trip: type, value (strings only), PTTL.
 const INSPECT: &str = r"
@@ -61,6 +84,7 @@ macro_rules! cached_script {
 cached_script!(acquire, ACQUIRE);
 cached_script!(release, RELEASE);
 cached_script!(extend, EXTEND);
+cached_script!(restore, RESTORE);
 cached_script!(inspect, INSPECT);
 cached_script!(force_release, FORCE_RELEASE);
 

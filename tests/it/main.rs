@@ -7,4 +7,5 @@ mod engine;
 mod exec;
 mod faults;
 mod ops;
+mod partial;
 mod waits;
