@@ -87,7 +87,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is free; `release --force`: there was nothing to remove",
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
         exec: false,
     },
     Row {

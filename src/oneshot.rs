@@ -119,12 +119,10 @@ fn force_release(
     let mut out = std::io::stdout().lock();
     for state in &states {
         match &state.state {
-            Ok(KeyState::Present { token, .. }) => {
+            Ok(found @ (KeyState::Present { .. } | KeyState::Foreign { .. })) => {
                 removed += 1;
                 answered += 1;
-                let holder = token
-                    .as_deref()
-                    .map_or_else(|| "a non-string value".to_string(), lock::describe_token);
+                let holder = found.holder().unwrap_or_default();
                 let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
             }
             Ok(KeyState::Absent) => answered += 1,

@@ -36,8 +36,8 @@ fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow
     };
     print(&text);
     Ok(match verdict {
-        Holding::Held { .. } => Outcome::Success,
-        Holding::Free => Outcome::Negative,
+        Holding::Held { .. } | Holding::Foreign { .. } => Outcome::Success,
+        Holding::Free | Holding::Partial { .. } => Outcome::Negative,
         Holding::Unknown => Outcome::Unavailable,
     })
 }
@@ -68,6 +68,11 @@ fn one_table(
             line.push_str(&format!("\ntoken: {token}"));
             line
         }
+        Holding::Foreign { kind, servers } => format!(
+            "held by {}, on {servers} of {} servers",
+            lock::describe_foreign(kind),
+            states.len()
+        ),
         Holding::Free => {
             let absent = states
                 .iter()
@@ -77,11 +82,15 @@ fn one_table(
                 format!("free on all {absent} servers")
             } else {
                 format!(
-                    "free: absent on {absent} of {} servers, held on fewer than the {quorum} a lock needs",
+                    "free: absent on the {absent} of {} servers that answered",
                     states.len()
                 )
             }
         }
+        Holding::Partial { servers } => format!(
+            "partial: not held; the key is on {servers} of {} servers, fewer than the {quorum} a lock needs, and expires there by its ttl",
+            states.len()
+        ),
         Holding::Unknown => format!(
             "unknown: too few servers answered to tell ({quorum} of {} needed)",
             states.len()
@@ -98,14 +107,13 @@ fn one_table(
     for state in states {
         let latency = human::latency(state.latency);
         let row = match &state.state {
-            Ok(KeyState::Absent) => ["free".into(), "-".into(), "-".into(), latency],
-            Ok(KeyState::Present { token, ttl }) => [
-                match (token, verdict) {
-                    (Some(t), Holding::Held { token: held, .. }) if t == held => "held".into(),
-                    (Some(_), _) => "held (other token)".into(),
-                    (None, _) => "held (non-redlock value)".into(),
+            Ok(KeyState::Absent) => ["absent".into(), "-".into(), "-".into(), latency],
+            Ok(key @ (KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. })) => [
+                row_state(key, verdict),
+                match key {
+                    KeyState::Present { token, .. } => short_token(token),
+                    _ => "-".into(),
                 },
-                token.as_deref().map_or("-".into(), short_token),
                 ttl.map_or("no expiry".into(), human::duration),
                 latency,
             ],
@@ -121,6 +129,20 @@ fn one_table(
     }
     out.push_str(&align(&rows));
     out
+}
+
+/// One server's key in a word, beside the verdict: part of the holder's quorum, a copy that
+/// is not (another holder), or a copy of a lock nobody holds.
+fn row_state(key: &KeyState, verdict: &Holding) -> String {
+    match (key, verdict) {
+        (KeyState::Present { token, .. }, Holding::Held { token: held, .. }) if token == held => {
+            "held".into()
+        }
+        (KeyState::Foreign { kind, .. }, Holding::Foreign { .. }) => format!("held ({kind})"),
+        (_, Holding::Held { .. } | Holding::Foreign { .. }) => "other holder".into(),
+        (_, Holding::Partial { .. } | Holding::Free) => "partial".into(),
+        (_, Holding::Unknown) => "key present".into(),
+    }
 }
 
 fn one_json(
@@ -149,8 +171,14 @@ fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<String, Value> 
             Some(token.as_str()),
             validity.map(|v| v.as_millis() as u64),
         ),
+        Holding::Foreign { .. } => ("held", None, None),
         Holding::Free => ("free", None, None),
+        Holding::Partial { .. } => ("partial", None, None),
         Holding::Unknown => ("unknown", None, None),
+    };
+    let foreign = match verdict {
+        Holding::Foreign { kind, .. } => Some(kind.as_str()),
+        _ => None,
     };
     [
         ("name", json!(name)),
@@ -159,6 +187,7 @@ fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<String, Value> 
         ("state", json!(state)),
         ("token", json!(token)),
         ("holder", json!(token.and_then(holder_json))),
+        ("foreign_type", json!(foreign)),
         ("validity_ms", json!(validity_ms)),
     ]
     .into_iter()
@@ -172,6 +201,11 @@ fn server_json(state: &ServerState) -> Value {
         Ok(KeyState::Absent) => json!({
             "server": state.server, "reachable": true, "error": null,
             "holds_key": false, "token": null, "ttl_ms": null, "latency_ms": latency_ms,
+        }),
+        Ok(KeyState::Foreign { kind, ttl }) => json!({
+            "server": state.server, "reachable": true, "error": null,
+            "holds_key": true, "token": null, "foreign_type": kind,
+            "ttl_ms": ttl.map(|t| t.as_millis() as u64), "latency_ms": latency_ms,
         }),
         Ok(KeyState::Present { token, ttl }) => json!({
             "server": state.server, "reachable": true, "error": null,
@@ -224,7 +258,12 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
         let verdict = lock::holding(&states, started);
         let holding = states
             .iter()
-            .filter(|s| matches!(s.state, Ok(KeyState::Present { .. })))
+            .filter(|s| {
+                matches!(
+                    s.state,
+                    Ok(KeyState::Present { .. } | KeyState::Foreign { .. })
+                )
+            })
             .count();
         let name = key.strip_prefix(config.prefix.as_str()).unwrap_or(key);
         locks.push((name.to_string(), key.to_string(), verdict, holding, states));
@@ -259,7 +298,9 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
                     lock::describe_token(token),
                     validity.map_or("no expiry".into(), human::duration),
                 ),
-                Holding::Free => ("partial", "-".into(), "-".into()),
+                Holding::Foreign { kind, .. } => ("held", lock::describe_foreign(kind), "-".into()),
+                Holding::Free => ("free", "-".into(), "-".into()),
+                Holding::Partial { .. } => ("partial", "-".into(), "-".into()),
                 Holding::Unknown => ("unknown", "-".into(), "-".into()),
             };
             rows.push([

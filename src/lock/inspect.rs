@@ -11,12 +11,29 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum KeyState {
     Absent,
-    /// `token` is `None` when the key is not a string (another client's lock type).
+    /// A string: the layout redlock shares with redsync, node-redlock, pottery and redis-py.
     Present {
-        token: Option<String>,
+        token: String,
         /// Remaining TTL; `None` when the key has no expiry.
         ttl: Option<Duration>,
     },
+    /// Another type, `kind` as TYPE names it: another client's lock (Redisson's `RLock` is a
+    /// hash), which excludes us as surely as a token does.
+    Foreign {
+        kind: String,
+        ttl: Option<Duration>,
+    },
+}
+
+impl KeyState {
+    /// Who holds the key, for people; `None` when it is absent.
+    pub(crate) fn holder(&self) -> Option<String> {
+        match self {
+            KeyState::Absent => None,
+            KeyState::Present { token, .. } => Some(describe_token(token)),
+            KeyState::Foreign { kind, .. } => Some(describe_foreign(kind)),
+        }
+    }
 }
 
 pub(crate) struct ServerState {
@@ -25,7 +42,8 @@ pub(crate) struct ServerState {
     pub(crate) latency: Duration,
 }
 
-/// The quorum verdict on who holds a key.
+/// The quorum verdict on who holds a key. One word per verdict, the same in every view:
+/// held, free, partial, unknown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Holding {
     Held {
@@ -34,7 +52,14 @@ pub(crate) enum Holding {
         /// Lower bound on what is left, `None` when the key never expires.
         validity: Option<Duration>,
     },
+    /// Held too, by a client with another key layout: keys of type `kind` on a quorum.
+    Foreign { kind: String, servers: usize },
+    /// No server that answered has the key, and those that did not are too few to hold it.
     Free,
+    /// The key is on `servers` servers, but no holder has a quorum of them, nor could with the
+    /// servers that did not answer: not held, and those copies expire by their TTL.
+    Partial { servers: usize },
+    /// Too few servers answered to tell.
     Unknown,
 }
 
@@ -47,15 +72,12 @@ impl Redlock {
         let channel = release_channel(key);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let (removed, value): (i64, Option<String>) = scripts::force_release()
+            let (removed, value, kind): (i64, Option<String>, String) = scripts::force_release()
                 .key(key)
                 .arg(&channel)
                 .invoke(con)?;
             Ok(if removed == 1 {
-                KeyState::Present {
-                    token: value,
-                    ttl: None,
-                }
+                key_state(&kind, value, -1)
             } else {
                 KeyState::Absent
             })
@@ -165,18 +187,28 @@ pub(crate) fn describe_token(token: &str) -> String {
     }
 }
 
+/// A holder with another key layout, for people.
+pub(crate) fn describe_foreign(kind: &str) -> String {
+    format!("a non-redlock client ({kind})")
+}
+
 /// The quorum verdict from every server's view of one key.
 pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
     let servers = states.len();
     let needed = quorum::quorum(servers);
-    let silent = states.iter().filter(|s| s.state.is_err()).count();
+    let silent = states
+        .iter()
+        .filter(|s| matches!(s.state, Err(NodeError::Down(_))))
+        .count();
     let mut by_token: BTreeMap<&str, (usize, Option<Duration>, bool)> = BTreeMap::new();
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for state in states {
-        if let Ok(KeyState::Present {
-            token: Some(token),
-            ttl,
-        }) = &state.state
-        {
+        match &state.state {
+            Ok(KeyState::Foreign { kind, .. }) => *kinds.entry(kind).or_default() += 1,
+            Err(NodeError::ForeignType) => *kinds.entry("non-string").or_default() += 1,
+            _ => {}
+        }
+        if let Ok(KeyState::Present { token, ttl }) = &state.state {
             let entry = by_token.entry(token).or_insert((0, *ttl, false));
             entry.0 += 1;
             entry.1 = match (entry.1, *ttl) {
@@ -201,19 +233,20 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
         }
         best => {
             let best_count = best.map_or(0, |(_, (count, _, _))| *count);
-            let foreign = states
-                .iter()
-                .filter(|s| {
-                    matches!(
-                        &s.state,
-                        Ok(KeyState::Present { token: None, .. }) | Err(NodeError::ForeignType)
-                    )
-                })
-                .count();
-            if best_count + silent < needed && foreign + silent < needed {
+            let foreign: usize = kinds.values().sum();
+            let present = by_token.values().map(|(count, _, _)| count).sum::<usize>() + foreign;
+            if foreign >= needed {
+                let kind = kinds.into_iter().max_by_key(|(_, count)| *count);
+                Holding::Foreign {
+                    kind: kind.map_or("non-string", |(kind, _)| kind).to_string(),
+                    servers: foreign,
+                }
+            } else if best_count + silent >= needed || foreign + silent >= needed {
+                Holding::Unknown
+            } else if present == 0 {
                 Holding::Free
             } else {
-                Holding::Unknown
+                Holding::Partial { servers: present }
             }
         }
     }
@@ -222,10 +255,7 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
 pub(super) fn most_common_token(states: &[ServerState]) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for state in states {
-        if let Ok(KeyState::Present {
-            token: Some(token), ..
-        }) = &state.state
-        {
+        if let Ok(KeyState::Present { token, .. }) = &state.state {
             *counts.entry(token).or_default() += 1;
         }
     }
@@ -239,10 +269,8 @@ pub(super) fn most_common_token(states: &[ServerState]) -> Option<String> {
 pub(super) fn describe_state(state: &KeyState) -> (String, bool) {
     match state {
         KeyState::Absent => ("absent".into(), false),
-        KeyState::Present { token, ttl } => {
-            let who = token
-                .as_deref()
-                .map_or_else(|| "a non-string value".into(), describe_token);
+        KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. } => {
+            let who = state.holder().unwrap_or_default();
             let ttl = ttl.map_or_else(String::new, |ttl| format!(", ttl {} ms", ttl.as_millis()));
             (format!("held by {who}{ttl}"), true)
         }
@@ -250,12 +278,17 @@ pub(super) fn describe_state(state: &KeyState) -> (String, bool) {
 }
 
 pub(super) fn key_state(kind: &str, value: Option<String>, pttl: i64) -> KeyState {
-    if kind == "none" || pttl == -2 {
-        return KeyState::Absent;
-    }
-    KeyState::Present {
-        token: if kind == "string" { value } else { None },
-        ttl: u64::try_from(pttl).ok().map(Duration::from_millis),
+    let ttl = u64::try_from(pttl).ok().map(Duration::from_millis);
+    match (kind, value) {
+        ("none", _) => KeyState::Absent,
+        _ if pttl == -2 => KeyState::Absent,
+        ("string", Some(token)) => KeyState::Present { token, ttl },
+        // A string that vanished between TYPE and GET.
+        ("string", None) => KeyState::Absent,
+        (kind, _) => KeyState::Foreign {
+            kind: kind.to_string(),
+            ttl,
+        },
     }
 }
 
@@ -280,7 +313,7 @@ mod tests {
             server: "s".into(),
             state: Ok(match token {
                 Some(t) => KeyState::Present {
-                    token: Some(t.into()),
+                    token: t.into(),
                     ttl: ttl_ms.map(Duration::from_millis),
                 },
                 None => KeyState::Absent,
@@ -322,11 +355,36 @@ mod tests {
             state(Some("b"), Some(1)),
             state(None, None),
         ];
-        assert_eq!(holding(&split, now), Holding::Free);
+        assert_eq!(holding(&split, now), Holding::Partial { servers: 2 });
         let unknown = [state(Some("a"), Some(1)), down(), down()];
         assert_eq!(holding(&unknown, now), Holding::Unknown);
         let free = [state(None, None), state(None, None), down()];
         assert_eq!(holding(&free, now), Holding::Free);
+    }
+
+    fn hash() -> ServerState {
+        ServerState {
+            server: "s".into(),
+            state: Ok(key_state("hash", None, 5000)),
+            latency: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn another_clients_key_type_on_a_quorum_is_held_by_it() {
+        let now = BootInstant::now();
+        assert_eq!(
+            holding(&[hash(), hash(), hash()], now),
+            Holding::Foreign {
+                kind: "hash".into(),
+                servers: 3
+            }
+        );
+        assert_eq!(
+            holding(&[hash(), state(None, None), state(None, None)], now),
+            Holding::Partial { servers: 1 }
+        );
+        assert_eq!(holding(&[hash(), down(), down()], now), Holding::Unknown);
     }
 
     #[test]

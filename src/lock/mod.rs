@@ -14,7 +14,9 @@ mod wake;
 use crate::clock::BootInstant;
 use crate::server::Server;
 use inspect::most_common_token;
-pub(crate) use inspect::{describe_token, holding, Holding, KeyState, ServerState};
+pub(crate) use inspect::{
+    describe_foreign, describe_token, holding, Holding, KeyState, ServerState,
+};
 pub(crate) use nodes::NodeError;
 use nodes::{Nodes, Reply};
 pub(crate) use observe::{Observer, Round};
@@ -345,12 +347,16 @@ impl Redlock {
             .collect()
     }
 
-    fn unavailable<T>(&self, replies: &[Reply<T>], answered: usize) -> LockError {
-        let reasons: Vec<String> = self
-            .failures(replies)
+    /// `server: why` for each server that did not answer.
+    fn reasons<T>(&self, replies: &[Reply<T>]) -> Vec<String> {
+        self.failures(replies)
             .into_iter()
             .map(|(server, why)| format!("{server}: {why}"))
-            .collect();
+            .collect()
+    }
+
+    fn unavailable<T>(&self, replies: &[Reply<T>], answered: usize) -> LockError {
+        let reasons = self.reasons(replies);
         LockError::Unavailable {
             detail: format!(
                 "no quorum: {answered} of {} servers answered, {} needed ({})",
@@ -367,11 +373,7 @@ impl Redlock {
         if outcome.answered() < self.quorum() {
             return self.unavailable(replies, outcome.answered());
         }
-        let failures: Vec<String> = self
-            .failures(replies)
-            .into_iter()
-            .map(|(server, why)| format!("{server}: {why}"))
-            .collect();
+        let failures = self.reasons(replies);
         LockError::Unavailable {
             detail: format!(
                 "no quorum either way: {did}, not held by this token on {}, no answer from {} ({}); {} of {} needed to tell",
@@ -392,6 +394,7 @@ impl Redlock {
         let (states, started) = self.inspect(key);
         let holder = match holding(&states, started) {
             Holding::Held { token, .. } => Some(describe_token(&token)),
+            Holding::Foreign { kind, .. } => Some(describe_foreign(&kind)),
             _ => most_common_token(&states).map(|t| describe_token(&t)),
         };
         LockError::Busy { holder }

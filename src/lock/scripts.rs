@@ -64,13 +64,15 @@ local value = false
 if kind == 'string' then value = redis.call('get', KEYS[1]) end
 return {kind, value, redis.call('pttl', KEYS[1])}";
 
-/// Deletes the key whatever its value (`release --force`), and wakes waiters.
+/// Deletes the key whatever its value (`release --force`), and wakes waiters. Returns
+/// {removed, value (strings only), type}.
 const FORCE_RELEASE: &str = r"
+local kind = redis.call('type', KEYS[1]).ok
 local value = false
-if redis.call('type', KEYS[1]).ok == 'string' then value = redis.call('get', KEYS[1]) end
+if kind == 'string' then value = redis.call('get', KEYS[1]) end
 local removed = redis.call('del', KEYS[1])
 if removed == 1 then redis.call('publish', ARGV[1], 'released') end
-return {removed, value}";
+return {removed, value, kind}";
 
 macro_rules! cached_script {
     ($name:ident, $source:ident) => {

@@ -81,3 +81,81 @@ fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
     assert!((5_000..=10_000).contains(&pttl), "pttl {pttl}");
     assert_eq!(cluster.servers[0].get(KEY).as_deref(), Some(TOKEN));
 }
+
+/// `status` in all three views: `status job` (table, JSON) and the list (table, JSON).
+fn status_views(cluster: &Cluster) -> (i32, String, serde_json::Value, String, serde_json::Value) {
+    let run = |args: &[&str]| cluster.redlock().arg("status").args(args).output().unwrap();
+    let table = run(&["job"]);
+    let json = |output: std::process::Output| serde_json::from_slice(&output.stdout).unwrap();
+    (
+        table.status.code().unwrap(),
+        stdout_of(&table),
+        json(run(&["job", "--json"])),
+        stdout_of(&run(&[])),
+        json(run(&["--json"]))["locks"][0].clone(),
+    )
+}
+
+#[test]
+fn a_lock_on_a_minority_is_partial_in_every_status_view() {
+    let cluster = Cluster::start(3);
+    held_on(&cluster, &[1]);
+    let (code, table, json, list, list_json) = status_views(&cluster);
+    assert_eq!(code, 1, "{table}");
+    assert!(
+        table.contains("partial: not held; the key is on 1 of 3"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("free") && !table.contains("other"),
+        "{table}"
+    );
+    assert_eq!(json["state"], "partial");
+    assert_eq!(json["held"], false);
+    let row = list.lines().nth(1).unwrap();
+    assert!(row.contains("partial") && row.contains("1/3"), "{list}");
+    assert_eq!(list_json["state"], "partial");
+    assert_eq!(list_json["servers_holding"], 1);
+}
+
+#[test]
+fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
+    let cluster = Cluster::start(3);
+    for server in &cluster.servers {
+        // Redisson's RLock: a hash of holder id to re-entry count, with a TTL.
+        let _: () = redis::pipe()
+            .cmd("HSET")
+            .arg(KEY)
+            .arg("6f1c6a9e-0b1e-4d8e-9a51-3f7b3c1d2e4f:1")
+            .arg(1)
+            .cmd("PEXPIRE")
+            .arg(KEY)
+            .arg(30_000)
+            .query(&mut server.connection())
+            .unwrap();
+    }
+    let (code, table, json, list, list_json) = status_views(&cluster);
+    assert_eq!(code, 0, "{table}");
+    assert!(
+        table.contains("held by a non-redlock client (hash), on 3 of 3 servers"),
+        "{table}"
+    );
+    assert_eq!(json["state"], "held");
+    assert_eq!(json["held"], true);
+    assert_eq!(json["foreign_type"], "hash");
+    assert!(
+        list.lines()
+            .nth(1)
+            .unwrap()
+            .contains("a non-redlock client (hash)"),
+        "{list}"
+    );
+    assert_eq!(list_json["state"], "held");
+    let output = cluster.redlock().args(["acquire", "job"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains("held by a non-redlock client (hash)"),
+        "{}",
+        stderr_of(&output)
+    );
+}
