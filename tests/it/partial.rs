@@ -19,19 +19,20 @@ fn held_on(cluster: &Cluster, on: &[usize]) {
     }
 }
 
+/// Runs redlock with `args`: its exit status and stderr.
+fn run(cluster: &Cluster, args: &[&str]) -> (Option<i32>, String) {
+    let output = cluster.redlock().args(args).output().unwrap();
+    (output.status.code(), stderr_of(&output))
+}
+
 #[test]
 fn release_with_another_server_down_says_what_each_server_did() {
     let mut cluster = Cluster::start(3);
     // Taken while server 3 was down, released while server 1 is.
     held_on(&cluster, &[0, 1]);
     cluster.servers[0].kill();
-    let output = cluster
-        .redlock()
-        .args(["release", "job", "--token", TOKEN])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
+    let (code, stderr) = run(&cluster, &["release", "job", "--token", TOKEN]);
+    assert_eq!(code, Some(69), "{stderr}");
     assert!(
         stderr.contains("deleted on 1, not held by this token on 1, no answer from 1"),
         "{stderr}"
@@ -45,13 +46,8 @@ fn release_with_another_server_down_says_what_each_server_did() {
 fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
-    let output = cluster
-        .redlock()
-        .args(["release", "job", "--token", TOKEN])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
+    let (code, stderr) = run(&cluster, &["release", "job", "--token", TOKEN]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("not held by this token on a quorum")
             && stderr.contains("deleted on the 1 of 3"),
@@ -64,13 +60,11 @@ fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
 fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
-    let output = cluster
-        .redlock()
-        .args(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
+    let (code, stderr) = run(
+        &cluster,
+        &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("extended on the 1 of 3") && stderr.contains("put back on 1 of them"),
         "{stderr}"
@@ -84,15 +78,15 @@ fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
 
 /// `status` in all three views: `status job` (table, JSON) and the list (table, JSON).
 fn status_views(cluster: &Cluster) -> (i32, String, serde_json::Value, String, serde_json::Value) {
-    let run = |args: &[&str]| cluster.redlock().arg("status").args(args).output().unwrap();
-    let table = run(&["job"]);
+    let status = |args: &[&str]| cluster.redlock().arg("status").args(args).output().unwrap();
+    let table = status(&["job"]);
     let json = |output: std::process::Output| serde_json::from_slice(&output.stdout).unwrap();
     (
         table.status.code().unwrap(),
         stdout_of(&table),
-        json(run(&["job", "--json"])),
-        stdout_of(&run(&[])),
-        json(run(&["--json"]))["locks"][0].clone(),
+        json(status(&["job", "--json"])),
+        stdout_of(&status(&[])),
+        json(status(&["--json"]))["locks"][0].clone(),
     )
 }
 
@@ -151,11 +145,10 @@ fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
         "{list}"
     );
     assert_eq!(list_json["state"], "held");
-    let output = cluster.redlock().args(["acquire", "job"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
+    let (code, stderr) = run(&cluster, &["acquire", "job"]);
+    assert_eq!(code, Some(75), "{stderr}");
     assert!(
-        stderr_of(&output).contains("held by a non-redlock client (hash)"),
-        "{}",
-        stderr_of(&output)
+        stderr.contains("held by a non-redlock client (hash)"),
+        "{stderr}"
     );
 }
