@@ -1,0 +1,183 @@
+//! What a holder does with its token: release and extend. Both compare the token on every
+//! server, and say truthfully what they did when the token holds the lock on only some of them.
+
+use super::nodes::{NodeError, Reply};
+use super::quorum::{self, Verdict};
+use super::{release_channel, scripts, tally, Held, LockError, Redlock, Tally};
+use crate::clock::BootInstant;
+use std::time::Duration;
+
+/// Result of a release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Released {
+    pub(crate) deleted: usize,
+    pub(crate) failures: Vec<(String, NodeError)>,
+}
+
+impl Redlock {
+    /// Compare-and-delete on every server. Waits for every server (up to the timeout) so that a
+    /// one-shot `release` does not exit before its deletes went out.
+    pub(crate) fn release(&mut self, key: &str, token: &str) -> Result<Released, LockError> {
+        let channel = release_channel(key);
+        let started = BootInstant::now();
+        let replies = self.nodes.round(|con| {
+            let deleted: i64 = scripts::release()
+                .key(key)
+                .arg(token)
+                .arg(&channel)
+                .invoke(con)?;
+            Ok(deleted == 1)
+        });
+        self.observe("release", key, &replies, started, None, |deleted| {
+            (
+                if *deleted {
+                    "deleted"
+                } else {
+                    "not held by this token"
+                }
+                .into(),
+                *deleted,
+            )
+        });
+        let outcome = tally(&replies, |deleted| *deleted);
+        let failures = self.failures(&replies);
+        match outcome.verdict(self.nodes.len()) {
+            Verdict::Yes => Ok(Released {
+                deleted: outcome.yes,
+                failures,
+            }),
+            Verdict::No => Err(LockError::NotHeld {
+                acted: outcome.yes,
+                undone: 0,
+            }),
+            Verdict::Unknown => {
+                let did = format!("deleted on {}", outcome.yes);
+                Err(self.undecided(&replies, &outcome, &did))
+            }
+        }
+    }
+
+    /// Compare-and-PEXPIRE to `ttl` on every server. Counts only with a quorum and positive
+    /// validity measured from the start of this round. A failed extension deletes nothing, and
+    /// puts back the expiry it replaced on the servers where it did extend, so that a minority
+    /// success leaves no longer TTL behind than the holder had (see `restore`).
+    pub(crate) fn extend(
+        &mut self,
+        key: &str,
+        token: &str,
+        ttl: Duration,
+    ) -> Result<Held, LockError> {
+        let ttl_ms = ttl.as_millis() as u64;
+        let started = BootInstant::now();
+        let replies = self.nodes.round(|con| {
+            let (extended, before, set): (i64, i64, i64) = scripts::extend()
+                .key(key)
+                .arg(token)
+                .arg(ttl_ms)
+                .invoke(con)?;
+            Ok((extended == 1).then_some(Extended { before, set }))
+        });
+        let outcome = tally(&replies, Option::is_some);
+        let validity = outcome
+            .quorum_reached_at(self.quorum())
+            .and_then(|at| quorum::validity(ttl, at.since(started)));
+        self.observe("extend", key, &replies, started, validity, |extended| {
+            (
+                if extended.is_some() {
+                    "extended"
+                } else {
+                    "not held by this token"
+                }
+                .into(),
+                extended.is_some(),
+            )
+        });
+        let verdict = outcome.verdict(self.nodes.len());
+        if let (Verdict::Yes, Some(validity)) = (&verdict, validity) {
+            return Ok(Held {
+                token: token.to_string(),
+                ttl,
+                validity,
+                since: started,
+                votes: outcome.yes,
+            });
+        }
+        let undone = self.restore(key, token, &replies);
+        let did = format!("extended on {} (put back on {undone})", outcome.yes);
+        Err(match verdict {
+            Verdict::No => LockError::NotHeld {
+                acted: outcome.yes,
+                undone,
+            },
+            Verdict::Yes => LockError::Unavailable {
+                detail: format!(
+                    "the servers took longer than the {ttl_ms} ms ttl to answer; {did} of {} servers",
+                    self.nodes.len()
+                ),
+            },
+            Verdict::Unknown => self.undecided(&replies, &outcome, &did),
+        })
+    }
+
+    /// After a failed extension: on each server that did extend, puts back the expiry the key
+    /// had before, if the key still holds our token and the expiry we set (compare-and-restore).
+    ///
+    /// Why this is safe: it only ever shortens, and only our own key's TTL, back to the expiry
+    /// it had before this extension, an expiry the holder already counts on (a failed extension
+    /// gives it no new validity). Someone else's key, or ours after any later change (another
+    /// extension with the same token), is left alone. Where the restore does not get through,
+    /// the key keeps the longer TTL, as it did before this existed: never worse. One server at
+    /// a time, since each has its own values; they all just answered, so this is quick.
+    /// Returns on how many servers it did.
+    fn restore(&mut self, key: &str, token: &str, replies: &[Reply<Option<Extended>>]) -> usize {
+        let mut undone = 0;
+        for (index, reply) in replies.iter().enumerate() {
+            let Ok(Some(extended)) = &reply.result else {
+                continue;
+            };
+            let mut target = vec![false; replies.len()];
+            target[index] = true;
+            let replies = self.nodes.round_on(&target, |con| {
+                let restored: i64 = scripts::restore()
+                    .key(key)
+                    .arg(token)
+                    .arg(extended.set)
+                    .arg(extended.before)
+                    .invoke(con)?;
+                Ok(restored == 1)
+            });
+            undone += replies
+                .iter()
+                .flatten()
+                .filter(|reply| matches!(reply.result, Ok(true)))
+                .count();
+        }
+        undone
+    }
+
+    /// Neither verdict: says what the servers that answered did, and which did not answer.
+    /// `did` says what the yes votes did and on how many servers.
+    fn undecided<T>(&self, replies: &[Reply<T>], outcome: &Tally, did: &str) -> LockError {
+        if outcome.answered() < self.quorum() {
+            return self.unavailable(replies, outcome.answered());
+        }
+        let failures = self.reasons(replies);
+        LockError::Unavailable {
+            detail: format!(
+                "no quorum either way: {did}, not held by this token on {}, no answer from {} ({}); {} of {} needed to tell",
+                outcome.no,
+                failures.len(),
+                failures.join("; "),
+                self.quorum(),
+                self.nodes.len(),
+            ),
+        }
+    }
+}
+
+/// What one server's successful extension replaced, as expiry times in milliseconds on that
+/// server's own clock; `before` is -1 when the key had no expiry.
+struct Extended {
+    before: i64,
+    set: i64,
+}
