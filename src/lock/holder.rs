@@ -159,7 +159,12 @@ impl Redlock {
     /// `did` says what the yes votes did and on how many servers.
     fn undecided<T>(&self, replies: &[Reply<T>], outcome: &Tally, did: &str) -> LockError {
         if outcome.answered() < self.quorum() {
-            return self.unavailable(replies, outcome.answered());
+            return match self.unavailable(replies, outcome.answered()) {
+                LockError::Unavailable { detail } if outcome.yes > 0 => LockError::Unavailable {
+                    detail: format!("{detail}; {did}"),
+                },
+                other => other,
+            };
         }
         let failures = self.reasons(replies);
         LockError::Unavailable {

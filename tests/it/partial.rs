@@ -152,3 +152,23 @@ fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_extend_that_cannot_reach_a_quorum_puts_the_ttl_back_too() {
+    let mut cluster = Cluster::start(3);
+    held_on(&cluster, &[0]);
+    cluster.servers[1].kill();
+    cluster.servers[2].kill();
+    let (code, stderr) = run(
+        &cluster,
+        &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
+    );
+    assert_eq!(code, Some(69), "{stderr}");
+    assert!(
+        stderr.contains("1 of 3 servers answered")
+            && stderr.contains("extended on 1 (put back on 1)"),
+        "{stderr}"
+    );
+    let pttl = cluster.servers[0].pttl(KEY);
+    assert!((5_000..=10_000).contains(&pttl), "pttl {pttl}");
+}
