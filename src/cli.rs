@@ -157,7 +157,13 @@ pub(crate) enum Command {
     Extend(ExtendArgs),
 
     /// Show who holds a lock on each server, or list every lock under the prefix
-    #[command(after_help = "Examples:
+    #[command(after_help = "Every lock is in one of four states, the same word in the table, the list and JSON:
+  held      a token holds it on a quorum of servers (or a non-redlock client's key type does)
+  free      no server that answered has its key
+  partial   its key is on fewer than a quorum of servers: nobody holds it; the copies expire
+  unknown   too few servers answered to tell
+
+Examples:
   redlock status nightly-backup
   redlock status nightly-backup --json | jq .holder
   redlock status --json")]
