@@ -157,7 +157,8 @@ pub(crate) enum Command {
     Extend(ExtendArgs),
 
     /// Show who holds a lock on each server, or list every lock under the prefix
-    #[command(after_help = "Every lock is in one of four states, the same word in the table, the list and JSON:
+    #[command(
+        after_help = "Every lock is in one of four states, the same word in the table, the list and JSON:
   held      a token holds it on a quorum of servers (or a non-redlock client's key type does)
   free      no server that answered has its key
   partial   its key is on fewer than a quorum of servers: nobody holds it; the copies expire
@@ -166,7 +167,8 @@ pub(crate) enum Command {
 Examples:
   redlock status nightly-backup
   redlock status nightly-backup --json | jq .holder
-  redlock status --json")]
+  redlock status --json"
+    )]
     Status(StatusArgs),
 
     /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost

@@ -122,13 +122,14 @@ impl Redlock {
     /// After a failed extension: on each server that did extend, puts back the expiry the key
     /// had before, if the key still holds our token and the expiry we set (compare-and-restore).
     ///
-    /// Why this is safe: it only ever shortens, and only our own key's TTL, back to the expiry
-    /// it had before this extension, an expiry the holder already counts on (a failed extension
-    /// gives it no new validity). Someone else's key, or ours after any later change (another
-    /// extension with the same token), is left alone. Where the restore does not get through,
-    /// the key keeps the longer TTL, as it did before this existed: never worse. One server at
-    /// a time, since each has its own values; they all just answered, so this is quick.
-    /// Returns on how many servers it did.
+    /// Why this is safe: it touches only our own key, and only as this extension left it, and
+    /// puts back exactly the expiry it had before, the one the holder still counts on (a failed
+    /// extension gives it no new validity): the servers end as if the extension had never been
+    /// asked for. Someone else's key, a key that expired meanwhile (and may be someone else's
+    /// now), or ours after any later change (another extension with the same token) is left
+    /// alone. Where the restore does not get through, the key keeps what the extension set, as
+    /// it did before this existed: never worse. One server at a time, since each has its own
+    /// values; they all just answered, so this is quick. Returns on how many servers it did.
     fn restore(&mut self, key: &str, token: &str, replies: &[Reply<Option<Extended>>]) -> usize {
         let mut undone = 0;
         for (index, reply) in replies.iter().enumerate() {
