@@ -30,9 +30,7 @@ impl Faulty {
             .iter()
             .map(|s| Proxy::start(s.port))
             .collect();
-        let faulty = Faulty { cluster, proxies };
-        faulty.warm_up();
-        faulty
+        Faulty { cluster, proxies }
     }
 
     fn redlock(&self) -> Command {
@@ -50,18 +48,6 @@ impl Faulty {
         for proxy in &self.proxies {
             proxy.set(fault);
         }
-    }
-
-    /// One healthy acquire and release, so that every server has the scripts cached, as the
-    /// servers of any lock in use do: the faults then hit the lock's commands, not the loading
-    /// of its scripts.
-    fn warm_up(&self) {
-        let output = self.redlock().args(["acquire", "job"]).output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-        self.redlock()
-            .args(["release", "job", "--token", &stdout_of(&output)])
-            .assert()
-            .code(0);
     }
 
     /// Waits until no server holds the key: a failed attempt's cleanup may still be on its way
