@@ -44,7 +44,8 @@ return {1, before, now + ARGV[2]}";
 /// Puts back the expiry `ARGV[3]` (-1: none) a failed extension replaced, only if the key still
 /// holds our token and the expiry that extension set, `ARGV[2]` (to the millisecond or two that
 /// separate the script's clock readings): nobody else's change is undone. An expiry already
-/// past deletes the key, as it would have expired by then.
+/// past deletes the key, as it would have expired by then. It must read the clock before it
+/// writes, which servers before Redis 5 allow only after `redis.replicate_commands()`.
 const RESTORE: &str = r"
 if redis.replicate_commands then redis.replicate_commands() end
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
