@@ -2,7 +2,11 @@
 //! (credentials and TLS settings included), and showing servers without their password.
 
 use crate::human;
-use redis::{Client, ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use redis::{
+    Client, ClientTlsConfig, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo,
+    RedisResult,
+};
+use std::time::Duration;
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
@@ -94,6 +98,13 @@ impl Server {
             info,
             client,
         })
+    }
+
+    /// Opens a connection within `timeout`, which covers everything before the first command:
+    /// TCP, the TLS handshake and AUTH. The one way the engine and the wake-up subscriptions
+    /// connect, so that every server kind (plain, TLS, Sentinel group) is reached the same way.
+    pub(crate) fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
+        self.client.get_connection_with_timeout(timeout)
     }
 
     pub(crate) fn is_tls(&self) -> bool {

@@ -200,9 +200,7 @@ fn connect_and_run<T>(
         }
     }
     // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    let connection = server
-        .client
-        .get_connection_with_timeout(remaining(deadline)?)?;
+    let connection = server.connect(remaining(deadline)?)?;
     let kept = slot.insert(Kept {
         connection,
         late: false,

@@ -7,7 +7,6 @@
 
 use super::Wake;
 use crate::server::Server;
-use redis::Client;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
@@ -35,15 +34,14 @@ impl Subscriptions {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = mpsc::channel();
         for server in servers {
-            // The prepared client carries the TLS settings (CA, client certificate).
-            let client = server.client.clone();
+            let server = server.clone();
             let channel = channel.to_string();
             let notify = notify.clone();
             let stop = Arc::clone(&stop);
             let ready_tx = ready_tx.clone();
             let spawned = std::thread::Builder::new()
                 .name("subscriber".into())
-                .spawn(move || listen(client, &channel, timeout, &notify, &stop, ready_tx));
+                .spawn(move || listen(&server, &channel, timeout, &notify, &stop, ready_tx));
             if spawned.is_err() {
                 // No thread, no notifications from this server: the retry schedule still runs.
                 continue;
@@ -70,20 +68,18 @@ impl Drop for Subscriptions {
 /// One server's subscriber: connect and subscribe within `timeout`, report on `ready`, then
 /// forward each message until stopped or disconnected.
 fn listen(
-    client: Client,
+    server: &Server,
     channel: &str,
     timeout: Duration,
     notify: &Sender<Wake>,
     stop: &AtomicBool,
     ready: Sender<()>,
 ) {
-    let connection = client
-        .get_connection_with_timeout(timeout)
-        .and_then(|connection| {
-            connection.set_read_timeout(Some(timeout))?;
-            connection.set_write_timeout(Some(timeout))?;
-            Ok(connection)
-        });
+    let connection = server.connect(timeout).and_then(|connection| {
+        connection.set_read_timeout(Some(timeout))?;
+        connection.set_write_timeout(Some(timeout))?;
+        Ok(connection)
+    });
     let Ok(mut connection) = connection else {
         drop(ready);
         return;
