@@ -42,6 +42,7 @@ impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
         let mut url = normalize(url);
+        check_query(&url, &display)?;
         if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
             // The redis crate's spelling of "do not verify the certificate".
             url.push_str("#insecure");
@@ -155,7 +156,11 @@ pub(crate) fn redact(url: &str) -> String {
     };
     let authority_start = scheme_end + 3;
     let Some(at) = url[authority_start..].rfind('@') else {
-        return url.to_string();
+        return format!(
+            "{}{}",
+            &url[..authority_start],
+            redact_query(&url[authority_start..])
+        );
     };
     let userinfo = &url[authority_start..authority_start + at];
     let redacted_userinfo = match userinfo.split_once(':') {
@@ -169,8 +174,59 @@ pub(crate) fn redact(url: &str) -> String {
         "{}{}{}",
         &url[..authority_start],
         redacted_userinfo,
-        &url[authority_start + at..]
+        redact_query(&url[authority_start + at..])
     )
+}
+
+/// Query parameters whose values are never secret; every other value is shown as `***`, since
+/// `?password=…` (redis-py's spelling) and `?pass=…` (the redis crate's, for sockets) are common.
+const PLAIN_PARAMETERS: [&str; 3] = ["db", "protocol", "user"];
+
+/// `path?a=1&password=x#frag` with every value not in `PLAIN_PARAMETERS` replaced by `***`.
+fn redact_query(path_and_after: &str) -> String {
+    let Some(question) = path_and_after.find('?') else {
+        return path_and_after.to_string();
+    };
+    let (path, after) = path_and_after.split_at(question + 1);
+    let (query, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if !PLAIN_PARAMETERS.contains(&name) => format!("{name}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{path}{}{fragment}", pairs.join("&"))
+}
+
+/// Refuses query parameters the redis crate would silently ignore (`?password=` among them,
+/// which would otherwise end in NOAUTH from the server): `protocol` for TCP URLs, and `db`,
+/// `user`, `pass` and `protocol` for Unix sockets.
+fn check_query(url: &str, display: &str) -> Result<(), String> {
+    let without_fragment = url.split('#').next().unwrap_or(url);
+    let Some((_, query)) = without_fragment.split_once('?') else {
+        return Ok(());
+    };
+    let known: &[&str] = if url.starts_with("unix:") || url.starts_with("redis+unix:") {
+        &["db", "user", "pass", "protocol"]
+    } else {
+        &["protocol"]
+    };
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let name = pair.split('=').next().unwrap_or(pair);
+        if !known.contains(&name) {
+            let hint = if name.contains("pass") {
+                " (a password goes in the URL as redis://:PASSWORD@host, or in REDLOCK_PASSWORD)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "invalid server URL '{display}': unknown query parameter '{name}'; expected only {}{hint}",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -191,6 +247,14 @@ mod tests {
         assert_eq!(redact("redis://u:a/b?c#d@host/1"), "redis://u:***@host/1");
         // An '@' further on may end a password typed with a '/' in it: hide, to be safe.
         assert_eq!(redact("redis://host/0?x=a@b"), "redis://***@b");
+        assert_eq!(
+            redact("redis://u:pw@host/?password=pw&protocol=3#insecure"),
+            "redis://u:***@host/?password=***&protocol=3#insecure"
+        );
+        assert_eq!(
+            redact("unix:///tmp/r.sock?db=1&pass=pw"),
+            "unix:///tmp/r.sock?db=1&pass=***"
+        );
     }
 
     #[test]
@@ -216,6 +280,23 @@ mod tests {
         assert_eq!(plain.info.redis_settings().username(), Some("app"));
         let explicit = Server::parse("redis://u:url-pw@h:1", &creds, &Tls::default()).unwrap();
         assert_eq!(explicit.info.redis_settings().password(), Some("url-pw"));
+    }
+
+    #[test]
+    fn query_parameters_the_client_would_ignore_are_refused() {
+        let none = Credentials::default();
+        let err = Server::parse("redis://127.0.0.1:1/?password=pw", &none, &Tls::default())
+            .err()
+            .unwrap();
+        assert!(err.contains("'password'"), "{err}");
+        assert!(err.contains("?password=***"), "{err}");
+        assert!(!err.contains("pw"), "{err}");
+        let resp3 = Server::parse("redis://127.0.0.1:1/?protocol=3", &none, &Tls::default());
+        assert!(resp3.is_ok());
+        let socket =
+            Server::parse("unix:///tmp/r.sock?db=2&pass=pw", &none, &Tls::default()).unwrap();
+        assert_eq!(socket.info.redis_settings().password(), Some("pw"));
+        assert_eq!(socket.display, "unix:///tmp/r.sock?db=2&pass=***");
     }
 
     #[test]
@@ -304,8 +385,9 @@ mod tests {
             }
 
             #[test]
+            // No '=': a query value other than db, protocol or user may be a password.
             fn redact_changes_nothing_without_credentials(
-                url in "(redis|rediss|unix)://[a-z0-9.-]{1,12}(:[0-9]{1,5})?(/[0-9a-z?=&]{0,8})?"
+                url in "(redis|rediss|unix)://[a-z0-9.-]{1,12}(:[0-9]{1,5})?(/[0-9a-z?&]{0,8})?"
             ) {
                 prop_assert_eq!(redact(&url), url);
             }

@@ -407,6 +407,20 @@ fn acl_users_authenticate_from_the_url_the_environment_or_a_file() {
 }
 
 #[test]
+fn a_password_in_the_query_is_refused_with_64_and_never_printed() {
+    let server = Redis::start_with(&["--requirepass", "q-s3cret"]);
+    let url = format!("redis://127.0.0.1:{}/?password=q-s3cret", server.port);
+    for args in [&["acquire", "q"][..], &["status", "q", "--json"][..]] {
+        let output = redlock().args(["-s", &url]).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(64), "{args:?}");
+        let all = format!("{}{}", stdout_of(&output), stderr_of(&output));
+        assert!(!all.contains("q-s3cret"), "{all}");
+        assert!(all.contains("unknown query parameter 'password'"), "{all}");
+    }
+    assert_eq!(server.get("redlock:q"), None);
+}
+
+#[test]
 fn help_shows_the_environment_variable_of_every_option_and_examples() {
     for sub in ["acquire", "release", "extend", "status", "exec"] {
         let output = redlock().args([sub, "--help"]).output().unwrap();
