@@ -6,7 +6,7 @@ use crate::cli::ServerArgs;
 use crate::exit::usage;
 use crate::lock::{quorum, Redlock};
 use crate::report::{Level, Reporter};
-use crate::server::{Credentials, Server, Tls};
+use crate::server::{rejoin_host_lists, Credentials, SentinelCredentials, Server, Tls};
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,20 +25,20 @@ impl Config {
     pub(crate) fn from_args(args: &ServerArgs) -> anyhow::Result<Config> {
         let credentials = credentials(args)?;
         let tls = tls(args)?;
-        let urls: Vec<&str> = if args.servers.is_empty() {
-            vec![DEFAULT_SERVER]
+        let urls: Vec<String> = if args.servers.is_empty() {
+            vec![DEFAULT_SERVER.to_string()]
         } else {
-            args.servers.iter().map(|s| s.trim()).collect()
+            rejoin_host_lists(&args.servers)
         };
         let mut servers: Vec<Server> = Vec::new();
-        for url in urls {
+        for url in urls.iter().map(String::as_str) {
             if url.is_empty() {
                 return Err(usage(
                     "empty server URL; expected e.g. redis://127.0.0.1:6379",
                 ));
             }
             let server = Server::parse(url, &credentials, &tls).map_err(usage)?;
-            if !servers.iter().any(|s| s.identity == server.identity) {
+            if !servers.iter().any(|s| s.same_as(&server)) {
                 servers.push(server);
             }
         }
@@ -183,6 +183,7 @@ fn credentials(args: &ServerArgs) -> anyhow::Result<Credentials> {
     Ok(Credentials {
         username: args.username.clone().filter(|u| !u.is_empty()),
         password,
+        sentinel: SentinelCredentials::from_env(),
     })
 }
 

@@ -1,11 +1,16 @@
-//! Server addresses: parsing `redis://` and `rediss://` URLs, preparing each server's client
-//! (credentials and TLS settings included), and showing servers without their password.
+//! Server addresses: parsing `redis://`, `rediss://` and Sentinel URLs, preparing each server's
+//! client (credentials and TLS settings included), and showing servers without their password.
+
+mod sentinel;
 
 use crate::human;
 use redis::{
     Client, ClientTlsConfig, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo,
-    RedisResult,
+    RedisConnectionInfo, RedisResult,
 };
+use sentinel::Group;
+pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
@@ -17,8 +22,17 @@ pub(crate) struct Server {
     /// same server and vote once.
     pub(crate) identity: String,
     pub(crate) info: ConnectionInfo,
-    /// Built once here, so that certificates are read and checked before anything is sent.
-    pub(crate) client: Client,
+    target: Target,
+}
+
+/// Where connections go.
+#[derive(Clone)]
+enum Target {
+    /// One fixed server. The client is built once here, so that certificates are read and
+    /// checked before anything is sent.
+    Direct(Box<Client>),
+    /// Whichever master the group's sentinels name at the time of connecting.
+    Sentinel(Arc<Group>),
 }
 
 /// TLS settings for every `rediss://` server, as PEM bytes already read from their files.
@@ -36,11 +50,31 @@ pub(crate) struct Tls {
 pub(crate) struct Credentials {
     pub(crate) username: Option<String>,
     pub(crate) password: Option<String>,
+    /// For the sentinels of `redis+sentinel://` groups, which may differ from the master's.
+    pub(crate) sentinel: SentinelCredentials,
 }
 
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
+        if sentinel::is_sentinel_url(url) {
+            let group = sentinel::parse(
+                url,
+                &display,
+                (
+                    credentials.username.as_deref(),
+                    credentials.password.as_deref(),
+                ),
+                &credentials.sentinel,
+                tls,
+            )?;
+            return Ok(Server {
+                display,
+                identity: group.identity(),
+                info: group.master_settings().clone(),
+                target: Target::Sentinel(Arc::new(group)),
+            });
+        }
         let mut url = normalize(url);
         check_query(&url, &display)?;
         if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
@@ -66,17 +100,11 @@ impl Server {
                     Ok(info)
                 }
             })?;
-        let mut settings = info.redis_settings().clone().set_skip_set_lib_name();
-        if settings.username().is_none() {
-            if let Some(username) = &credentials.username {
-                settings = settings.set_username(username);
-            }
-        }
-        if settings.password().is_none() {
-            if let Some(password) = &credentials.password {
-                settings = settings.set_password(password);
-            }
-        }
+        let settings = with_credentials(
+            info.redis_settings().clone(),
+            credentials.username.as_deref(),
+            credentials.password.as_deref(),
+        );
         let db = settings.db();
         let identity = match info.addr() {
             ConnectionAddr::Tcp(host, port) => format!("{}:{port}/{db}", host.to_lowercase()),
@@ -97,15 +125,47 @@ impl Server {
             display,
             identity,
             info,
-            client,
+            target: Target::Direct(Box::new(client)),
         })
     }
 
     /// Opens a connection within `timeout`, which covers everything before the first command:
     /// TCP, the TLS handshake and AUTH. The one way the engine and the wake-up subscriptions
     /// connect, so that every server kind (plain, TLS, Sentinel group) is reached the same way.
+    /// For a Sentinel group, this is where its current master is found.
     pub(crate) fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
-        self.client.get_connection_with_timeout(timeout)
+        match &self.target {
+            Target::Direct(client) => client.get_connection_with_timeout(timeout),
+            Target::Sentinel(group) => group.connect(timeout),
+        }
+    }
+
+    /// Whether a connection may be kept for the next round. A Sentinel group's is not: its
+    /// master can change between rounds (a failover while the old master still accepts writes),
+    /// so every round asks the sentinels again. A round's follow-up (the cleanup after a failed
+    /// attempt) still goes out on the connection that carried the round, to the same master.
+    pub(crate) fn keeps_connections(&self) -> bool {
+        matches!(self.target, Target::Direct(_))
+    }
+
+    /// Whether `other` reaches the same data, so that the two must vote once.
+    pub(crate) fn same_as(&self, other: &Server) -> bool {
+        match (&self.target, &other.target) {
+            (Target::Sentinel(a), Target::Sentinel(b)) => a.same_as(b),
+            _ => self.identity == other.identity,
+        }
+    }
+
+    /// How the server is shown next to what it answered: a Sentinel group also names the master
+    /// that answered for it.
+    pub(crate) fn answered_as(&self) -> String {
+        match &self.target {
+            Target::Sentinel(group) => match group.answered() {
+                Some(master) => format!("{} (master {master})", self.display),
+                None => self.display.clone(),
+            },
+            Target::Direct(_) => self.display.clone(),
+        }
     }
 
     pub(crate) fn is_tls(&self) -> bool {
@@ -113,7 +173,28 @@ impl Server {
     }
 }
 
-fn client(info: &ConnectionInfo, tls: &Tls) -> redis::RedisResult<Client> {
+/// `settings` with the user and password from the environment or a file, where the URL gave
+/// none: a URL's own credentials always win.
+pub(crate) fn with_credentials(
+    settings: RedisConnectionInfo,
+    username: Option<&str>,
+    password: Option<&str>,
+) -> RedisConnectionInfo {
+    let mut settings = settings.set_skip_set_lib_name();
+    if settings.username().is_none() {
+        if let Some(username) = username {
+            settings = settings.set_username(username);
+        }
+    }
+    if settings.password().is_none() {
+        if let Some(password) = password {
+            settings = settings.set_password(password);
+        }
+    }
+    settings
+}
+
+pub(crate) fn client(info: &ConnectionInfo, tls: &Tls) -> redis::RedisResult<Client> {
     let is_tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
     if !is_tls || (tls.ca.is_none() && tls.client.is_none()) {
         // Plain servers, and rediss:// servers checked against the system's trust store.
@@ -140,7 +221,7 @@ fn normalize(url: &str) -> String {
     }
 }
 
-fn first_line(text: &str) -> &str {
+pub(crate) fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
@@ -274,6 +355,7 @@ mod tests {
         let creds = Credentials {
             username: Some("app".into()),
             password: Some("from-env".into()),
+            ..Credentials::default()
         };
         let plain = Server::parse("redis://h:1", &creds, &Tls::default()).unwrap();
         assert_eq!(plain.info.redis_settings().password(), Some("from-env"));

@@ -168,7 +168,11 @@ impl Redlock {
             .iter()
             .zip(replies)
             .map(|(server, reply)| ServerState {
-                server: server.display.clone(),
+                // A Sentinel group also names the master that answered.
+                server: match reply.result {
+                    Ok(_) => server.answered_as(),
+                    Err(_) => server.display.clone(),
+                },
                 state: reply.result,
                 latency: reply.latency,
             })

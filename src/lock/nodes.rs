@@ -96,8 +96,9 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Connection) -> RedisResult<T> + Sync,
     {
-        for slot in &mut self.connections {
-            if slot.as_ref().is_some_and(|kept| kept.late) {
+        for (slot, server) in self.connections.iter_mut().zip(&self.servers) {
+            // A Sentinel group's master may have changed since the last round: ask again.
+            if slot.as_ref().is_some_and(|kept| kept.late) || !server.keeps_connections() {
                 *slot = None;
             }
         }

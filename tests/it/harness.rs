@@ -331,8 +331,14 @@ pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool
 /// A redis-server command with what every test server shares: loopback only, nothing on disk
 /// but `dir`, quiet, and killed with the test process if that dies without running Drop.
 fn server_command(dir: &Path) -> std::process::Command {
+    server_command_from(None, dir)
+}
+
+/// `server_command` reading `config` first (redis-server wants the file before any option).
+pub fn server_command_from(config: Option<&Path>, dir: &Path) -> std::process::Command {
     let mut command = std::process::Command::new(redis_server());
     command
+        .args(config)
         .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
         .args(["--daemonize", "no", "--loglevel", "warning"])
         .arg("--dir")

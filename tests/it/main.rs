@@ -1,5 +1,6 @@
 //! Integration tests: the real `redlock` binary against real redis-server processes.
 
+mod groups;
 mod harness;
 mod proxy;
 
@@ -8,4 +9,5 @@ mod exec;
 mod faults;
 mod ops;
 mod partial;
+mod sentinel;
 mod waits;

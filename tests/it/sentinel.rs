@@ -1,0 +1,274 @@
+//! Sentinel-managed groups as servers (`redis+sentinel://`): resolving the master, failovers
+//! under a held lock, sentinels that are down or do not know the name, and passwords for the
+//! sentinels and the masters that never show.
+
+use crate::groups::{Group, Passwords, Sentinel};
+use crate::harness::*;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KEY: &str = "redlock:job";
+
+/// `redlock exec` over `servers`, running `sh -c script`.
+fn spawn_exec(servers: &[String], ttl: &str, script: &str) -> Child {
+    Command::new(redlock_path())
+        .env("REDLOCK_SERVERS", servers.join(","))
+        .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
+        .env_remove("REDLOCK_KEY")
+        .env_remove("REDLOCK_TOKEN")
+        .env_remove("REDLOCK_SENTINEL_PASSWORD")
+        .args(["exec", "job", "--ttl", ttl, "--", "sh", "-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A command that says it started, then runs until `done` exists.
+fn until_file(started: &Path, done: &Path) -> String {
+    format!(
+        "echo $$ > {s}; while [ ! -e {d} ]; do sleep 0.05; done; echo finished",
+        s = started.display(),
+        d = done.display()
+    )
+}
+
+fn status(servers: &[String]) -> std::process::Output {
+    redlock()
+        .env("REDLOCK_SERVERS", servers.join(","))
+        .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
+        .args(["status", "job"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
+    let (master_pw, sentinel_pw) = ("m-s3cret", "s-s3cret");
+    let group = Group::start_many(
+        1,
+        Passwords {
+            master: Some(master_pw),
+            sentinel: Some(sentinel_pw),
+        },
+    )
+    .remove(0);
+    let url = group.url().replace(
+        "redis+sentinel://",
+        &format!("redis+sentinel://:{master_pw}@"),
+    );
+    // The same group again, sentinels in another order: one server, one vote.
+    let mut hosts: Vec<&str> = url["redis+sentinel://:m-s3cret@".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .split(',')
+        .collect();
+    hosts.reverse();
+    let again = format!("redis+sentinel://{}/g1", hosts.join(","));
+    let with = |args: &[&str]| {
+        redlock()
+            .env("REDLOCK_SENTINEL_PASSWORD", sentinel_pw)
+            .env("REDLOCK_PASSWORD", master_pw)
+            .args(["-s", &url, "-s", &again, "-v"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let acquired = with(&["acquire", "job", "--ttl", "30s"]);
+    assert_eq!(acquired.status.code(), Some(0), "{}", stderr_of(&acquired));
+    let token = stdout_of(&acquired);
+    let master = group.master();
+    assert_eq!(master.get(KEY).as_deref(), Some(token.as_str()));
+
+    let shown = with(&["status", "job"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr_of(&shown));
+    let table = stdout_of(&shown);
+    assert!(table.contains("on 1 of 1 servers"), "{table}");
+    assert!(
+        table.contains(&format!("(master 127.0.0.1:{})", master.port)),
+        "{table}"
+    );
+    let json = with(&["status", "job", "--json"]);
+    assert_eq!(json.status.code(), Some(0));
+
+    // The sentinels refuse a client without their password; the message says where it goes.
+    let refused = redlock()
+        .env("REDLOCK_PASSWORD", master_pw)
+        .args(["-s", &group.url(), "status", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(69));
+    assert!(
+        stdout_of(&refused).contains("REDLOCK_SENTINEL_PASSWORD"),
+        "{}",
+        stdout_of(&refused)
+    );
+
+    let released = with(&["release", "job", "--token", &token]);
+    assert_eq!(released.status.code(), Some(0), "{}", stderr_of(&released));
+    assert_eq!(master.get(KEY), None);
+
+    for output in [&acquired, &shown, &json, &refused, &released] {
+        let all = format!("{}\n{}", stdout_of(output), stderr_of(output));
+        assert!(
+            !all.contains(master_pw) && !all.contains(sentinel_pw),
+            "{all}"
+        );
+    }
+}
+
+#[test]
+fn a_failover_while_exec_holds_the_lock_over_three_groups_is_followed() {
+    let groups = Group::start_many(3, Passwords::default());
+    let servers: Vec<String> = groups.iter().map(Group::url).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (started, done) = (dir.path().join("started"), dir.path().join("done"));
+    let child = spawn_exec(&servers, "3s", &until_file(&started, &done));
+    wait_for("the command to start", Duration::from_secs(10), || {
+        started.exists()
+    });
+    let before = status(&servers);
+    assert_eq!(before.status.code(), Some(0), "{}", stdout_of(&before));
+    let old = groups[0].master().port;
+    assert!(stdout_of(&before).contains(&format!("(master 127.0.0.1:{old})")));
+
+    let new = groups[0].start_failover();
+    groups[0].wait_master(new);
+    let failed_over = Instant::now();
+    // Renewals (every ttl/3) reach the new master. More than 1 s after the failover, a PTTL
+    // above 2.5 s of the 3 s TTL can only come from a renewal sent to it since then.
+    let token = groups[1].master().get(KEY).expect("held on group 2");
+    wait_for(
+        "a renewal on the new master",
+        Duration::from_secs(10),
+        || {
+            let node = groups[0].node(new);
+            failed_over.elapsed() > Duration::from_secs(1)
+                && node.get(KEY).as_deref() == Some(token.as_str())
+                && node.pttl(KEY) > 2_500
+        },
+    );
+    let after = status(&servers);
+    let table = stdout_of(&after);
+    assert_eq!(after.status.code(), Some(0), "{table}");
+    assert!(table.contains("on 3 of 3 servers"), "{table}");
+    assert!(
+        table.contains(&format!("(master 127.0.0.1:{new})")),
+        "{table}"
+    );
+    assert!(
+        !table.contains(&format!("(master 127.0.0.1:{old})")),
+        "{table}"
+    );
+    println!("status before the failover:\n{}", stdout_of(&before));
+    println!("status after the failover:\n{table}");
+
+    std::fs::write(&done, "").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stdout_of(&output), "finished");
+    assert_eq!(groups[1].master().get(KEY), None, "released at the end");
+}
+
+#[test]
+fn two_groups_failing_over_to_masters_without_the_key_lose_the_lock_with_125() {
+    let groups = Group::start_many(3, Passwords::default());
+    let servers: Vec<String> = groups.iter().map(Group::url).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (started, done) = (dir.path().join("started"), dir.path().join("done"));
+    let child = spawn_exec(&servers, "3s", &until_file(&started, &done));
+    wait_for("the command to start", Duration::from_secs(10), || {
+        started.exists()
+    });
+    let mut new_masters = Vec::new();
+    for group in &groups[..2] {
+        // The replica forgets the key (a replica that lagged, or lost it in a restart), then
+        // becomes the master.
+        let replica = group.replica();
+        let mut con = replica.connection();
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("replica-read-only")
+            .arg("no")
+            .query(&mut con)
+            .unwrap();
+        let _: () = redis::cmd("DEL").arg(KEY).query(&mut con).unwrap();
+        new_masters.push(group.start_failover());
+    }
+    let failed_over = Instant::now();
+    for (group, port) in groups.iter().zip(&new_masters) {
+        group.wait_master(*port);
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
+    assert!(!done.exists());
+    assert!(
+        failed_over.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        failed_over.elapsed()
+    );
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("lost"), "{stderr}");
+    // Never a silent success: nothing claims the lock on the new masters.
+    for (group, port) in groups.iter().zip(&new_masters) {
+        assert_eq!(group.node(*port).get(KEY), None);
+    }
+}
+
+#[test]
+fn a_group_whose_sentinels_are_all_down_costs_one_timeout_and_one_vote() {
+    let cluster = Cluster::start(2);
+    let hole = BlackHole::start();
+    let closed = free_port();
+    let group = format!(
+        "{},127.0.0.1:{closed}/g1",
+        hole.url().replace("redis://", "redis+sentinel://")
+    );
+    let mut servers: Vec<String> = cluster.servers.iter().map(Redis::url).collect();
+    servers.push(group.clone());
+    let started = Instant::now();
+    let output = redlock()
+        .env("REDLOCK_SERVERS", servers.join(","))
+        .args(["--timeout", "800ms", "acquire", "job", "-v"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    // One timeout for the group (its sentinels asked in parallel), not one per sentinel. The
+    // margin absorbs a loaded CI machine.
+    assert!(took < Duration::from_millis(2000), "took {took:?}");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("connection refused") && stderr.contains("did not answer in time"),
+        "{stderr}"
+    );
+    assert_eq!(cluster.holding(KEY, &stdout_of(&output)), 2);
+
+    let alone = redlock()
+        .args(["-s", &group, "--timeout", "300ms", "acquire", "other"])
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(69), "{}", stderr_of(&alone));
+}
+
+#[test]
+fn a_wrong_master_name_is_an_error_naming_it() {
+    let sentinel = Sentinel::start(None, &[]);
+    let output = redlock()
+        .args([
+            "-s",
+            &format!("redis+sentinel://127.0.0.1:{}/nosuch", sentinel.port),
+        ])
+        .args(["acquire", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("no sentinel knows a master named 'nosuch'"),
+        "{stderr}"
+    );
+}
