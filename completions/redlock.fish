@@ -24,11 +24,11 @@ function __fish_redlock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -49,11 +49,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How 
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -66,11 +66,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -84,11 +84,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l ttl -d 'The new TTL, counted from now (at most 7d)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -100,11 +100,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose 
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -121,11 +121,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -s w -l wait -d 'K
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL' -r
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
@@ -136,11 +136,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l username -d 'ACL username for servers whose URL names none' -r
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l password-file -d 'Read the password for servers whose URL has none from FILE (safer than a URL in argv); REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME and REDLOCK_SENTINEL_PASSWORD from the environment' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F

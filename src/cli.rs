@@ -29,7 +29,9 @@ pub(crate) struct Cli {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct ServerArgs {
     /// Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db],
-    /// rediss://…, unix:///path/redis.sock). Quorum is a majority of the distinct servers
+    /// rediss://…, unix:///path/redis.sock, or a Sentinel group as
+    /// redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]).
+    /// Quorum is a majority of the distinct servers
     #[arg(
         short = 's',
         long = "server",
@@ -61,7 +63,8 @@ pub(crate) struct ServerArgs {
     pub(crate) username: Option<String>,
 
     /// Read the password for servers whose URL has none from FILE (safer than a URL in argv);
-    /// REDLOCK_PASSWORD in the environment works too
+    /// REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME
+    /// and REDLOCK_SENTINEL_PASSWORD from the environment
     #[arg(
         long,
         value_name = "FILE",
