@@ -3,10 +3,10 @@
 //! free loopback ports, killed by pid on drop. Short `down-after-milliseconds` and
 //! `failover-timeout` keep failovers quick.
 
-use crate::harness::{free_port, port_closed, server_command_from, signal, wait_for, Redis};
+use crate::harness::{free_port, server_command_from, signal, spawn_listening, wait_for, Redis};
 use std::collections::HashMap;
 use std::process::Child;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a test may wait for a group to settle (sync, discovery, a failover).
 const SETTLE: Duration = Duration::from_secs(20);
@@ -39,26 +39,15 @@ impl Sentinel {
             }
             let file = dir.path().join("sentinel.conf");
             std::fs::write(&file, config).unwrap();
-            let mut child = server_command_from(Some(&file), dir.path())
-                .arg("--sentinel")
-                .spawn()
-                .expect("cannot run redis-server --sentinel");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if !port_closed(port) {
-                    return Sentinel {
-                        port,
-                        child: Some(child),
-                        _dir: dir,
-                    };
-                }
-                std::thread::sleep(Duration::from_millis(5));
+            let mut command = server_command_from(Some(&file), dir.path());
+            command.arg("--sentinel");
+            if let Some(child) = spawn_listening(command, port) {
+                return Sentinel {
+                    port,
+                    child: Some(child),
+                    _dir: dir,
+                };
             }
-            let _ = child.kill();
-            let _ = child.wait();
         }
         panic!("could not start a sentinel on a free port");
     }

@@ -474,6 +474,26 @@ impl Certs {
     }
 }
 
+/// Runs `command` and waits until it listens on `port`; `None` (nothing left running) if it
+/// exited first, e.g. because another process took the port. Listening means ready: redis binds
+/// its ports after loading (nothing to load here).
+pub fn spawn_listening(mut command: std::process::Command, port: u16) -> Option<Child> {
+    let mut child = command.spawn().expect("cannot run redis-server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if !port_closed(port) {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
 /// A redis-server that speaks TLS only, with the certificates of `certs`. With
 /// `require_client_cert`, it refuses clients without a certificate signed by the CA.
 pub struct TlsRedis {
@@ -497,24 +517,13 @@ impl TlsRedis {
                     "--tls-auth-clients",
                     if require_client_cert { "yes" } else { "no" },
                 ]);
-            let mut child = command.spawn().expect("cannot run redis-server");
-            // Listening means ready: redis binds its ports after loading (nothing to load here).
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if !port_closed(port) {
-                    return TlsRedis {
-                        port,
-                        child: Some(child),
-                        _dir: dir,
-                    };
-                }
-                std::thread::sleep(Duration::from_millis(5));
+            if let Some(child) = spawn_listening(command, port) {
+                return TlsRedis {
+                    port,
+                    child: Some(child),
+                    _dir: dir,
+                };
             }
-            let _ = child.kill();
-            let _ = child.wait();
         }
         panic!("could not start a TLS redis-server (is redis-server built with TLS?)");
     }

@@ -4,11 +4,23 @@
 
 use crate::groups::{Group, Passwords, Sentinel};
 use crate::harness::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const KEY: &str = "redlock:job";
+
+/// `redlock exec` over `servers` with a command that runs until the returned `done` file
+/// exists; returns once the command has started.
+fn start_exec(servers: &[String], ttl: &str) -> (Child, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (started, done) = (dir.path().join("started"), dir.path().join("done"));
+    let child = spawn_exec(servers, ttl, &until_file(&started, &done));
+    wait_for("the command to start", Duration::from_secs(10), || {
+        started.exists()
+    });
+    (child, dir, done)
+}
 
 /// `redlock exec` over `servers`, running `sh -c script`.
 fn spawn_exec(servers: &[String], ttl: &str, script: &str) -> Child {
@@ -124,12 +136,7 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
 fn a_failover_while_exec_holds_the_lock_over_three_groups_is_followed() {
     let groups = Group::start_many(3, Passwords::default());
     let servers: Vec<String> = groups.iter().map(Group::url).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let (started, done) = (dir.path().join("started"), dir.path().join("done"));
-    let child = spawn_exec(&servers, "3s", &until_file(&started, &done));
-    wait_for("the command to start", Duration::from_secs(10), || {
-        started.exists()
-    });
+    let (child, _dir, done) = start_exec(&servers, "3s");
     let before = status(&servers);
     assert_eq!(before.status.code(), Some(0), "{}", stdout_of(&before));
     let old = groups[0].master().port;
@@ -177,12 +184,7 @@ fn a_failover_while_exec_holds_the_lock_over_three_groups_is_followed() {
 fn two_groups_failing_over_to_masters_without_the_key_lose_the_lock_with_125() {
     let groups = Group::start_many(3, Passwords::default());
     let servers: Vec<String> = groups.iter().map(Group::url).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let (started, done) = (dir.path().join("started"), dir.path().join("done"));
-    let child = spawn_exec(&servers, "3s", &until_file(&started, &done));
-    wait_for("the command to start", Duration::from_secs(10), || {
-        started.exists()
-    });
+    let (child, _dir, done) = start_exec(&servers, "3s");
     let mut new_masters = Vec::new();
     for group in &groups[..2] {
         // The replica forgets the key (a replica that lagged, or lost it in a restart), then
