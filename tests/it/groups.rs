@@ -20,7 +20,8 @@ pub struct Sentinel {
 
 impl Sentinel {
     /// A sentinel watching `monitor` (master name, master port), or nothing. `extra` lines go
-    /// into its config file (e.g. `requirepass x`, `sentinel auth-pass NAME y`).
+    /// into its config file (e.g. `requirepass x`, `sentinel auth-pass NAME y`), after the
+    /// `port` line, with `{port}` replaced by the port chosen (`port 0`, `tls-port {port}`).
     pub fn start(monitor: Option<(&str, u16)>, extra: &[String]) -> Sentinel {
         for _ in 0..20 {
             let port = free_port();
@@ -34,7 +35,7 @@ impl Sentinel {
                 ));
             }
             for line in extra {
-                config.push_str(line);
+                config.push_str(&line.replace("{port}", &port.to_string()));
                 config.push('\n');
             }
             let file = dir.path().join("sentinel.conf");

@@ -274,3 +274,61 @@ fn a_wrong_master_name_is_an_error_naming_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_tls_group_is_reached_over_tls_and_checked_against_the_ca() {
+    let certs = Certs::generate();
+    let master = TlsRedis::start(&certs, false);
+    let tls: Vec<String> = [
+        "port 0",
+        "tls-port {port}",
+        "tls-replication yes",
+        "tls-auth-clients no",
+    ]
+    .iter()
+    .map(|line| line.to_string())
+    .chain(
+        [
+            ("tls-cert-file", "server.crt"),
+            ("tls-key-file", "server.key"),
+            ("tls-ca-cert-file", "ca.crt"),
+        ]
+        .iter()
+        .map(|(option, file)| format!("{option} {}", certs.path(file))),
+    )
+    .collect();
+    let sentinel = Sentinel::start(Some(("g1", master.port)), &tls);
+    let url = format!("rediss+sentinel://127.0.0.1:{}/g1", sentinel.port);
+    // Two TLS handshakes in a row (sentinel, then master) in an unoptimised build.
+    let redlock = || {
+        let mut cmd = redlock();
+        cmd.args(["-s", &url, "--timeout", "2s"]);
+        cmd
+    };
+
+    let trusted = redlock()
+        .args(["--tls-ca", &certs.path("ca.crt")])
+        .args(["acquire", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{}", stderr_of(&trusted));
+    let shown = redlock()
+        .args(["--tls-ca", &certs.path("ca.crt")])
+        .args(["status", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(0), "{}", stdout_of(&shown));
+    assert!(
+        stdout_of(&shown).contains(&format!("(master 127.0.0.1:{})", master.port)),
+        "{}",
+        stdout_of(&shown)
+    );
+    // Without the CA, neither the sentinel nor the master is trusted.
+    let untrusted = redlock().args(["acquire", "other"]).output().unwrap();
+    assert_eq!(
+        untrusted.status.code(),
+        Some(69),
+        "{}",
+        stderr_of(&untrusted)
+    );
+}
