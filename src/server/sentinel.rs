@@ -115,6 +115,9 @@ pub(crate) fn parse(
         } else {
             format!("{}:{DEFAULT_PORT}", host.to_lowercase())
         };
+        if addresses.contains(&address) {
+            continue;
+        }
         let info = parse_one(format!("{plain_scheme}://{address}{fragment}"))?;
         let settings = with_credentials(
             info.redis_settings().clone(),
@@ -125,9 +128,7 @@ pub(crate) fn parse(
         sentinels.push(
             client(&info, tls).map_err(|e| bad(&lowercase_first(first_line(&e.to_string()))))?,
         );
-        if !addresses.contains(&address) {
-            addresses.push(address);
-        }
+        addresses.push(address);
     }
     // The crate decodes the master's user and password (percent-escapes included).
     let userinfo = userinfo.map_or(String::new(), |u| format!("{u}@"));
@@ -240,7 +241,7 @@ impl Group {
                 break;
             };
             heard += 1;
-            let sentinel = &self.addresses[index.min(self.addresses.len() - 1)];
+            let sentinel = &self.addresses[index];
             match answer {
                 Ok(None) => unknown += 1,
                 Ok(Some(master)) if tried.contains(&master) => {}
@@ -383,8 +384,9 @@ mod tests {
 
     #[test]
     fn urls_name_sentinels_master_and_database() {
-        let g = group("redis+sentinel://u:pw@h1,H2:26380,[::1]/mymaster/3").unwrap();
+        let g = group("redis+sentinel://u:pw@h1,H2:26380,[::1],h1:26379/mymaster/3").unwrap();
         assert_eq!(g.addresses, ["h1:26379", "h2:26380", "[::1]:26379"]);
+        assert_eq!(g.sentinels.len(), 3);
         assert_eq!(g.master_name, "mymaster");
         assert_eq!(g.master.redis_settings().db(), 3);
         assert_eq!(g.master.redis_settings().password(), Some("pw"));
