@@ -104,7 +104,12 @@ impl Group {
         let auth: Vec<&str> = passwords
             .master
             .map_or(vec![], |pw| vec!["--requirepass", pw, "--masterauth", pw]);
-        let masters: Vec<Redis> = (0..count).map(|_| Redis::start_with(&auth)).collect();
+        // Redis 7 waits 5 s before a diskless full sync, hoping for more replicas to share it.
+        let mut master_args = vec!["--repl-diskless-sync-delay", "0"];
+        master_args.extend(&auth);
+        let masters: Vec<Redis> = (0..count)
+            .map(|_| Redis::start_with(&master_args))
+            .collect();
         let replicas: Vec<Redis> = masters
             .iter()
             .map(|master| {
