@@ -210,6 +210,12 @@ impl Group {
             .expect("a node of this group")
     }
 
+    /// SIGKILL for the data server on `port`.
+    pub fn kill_node(&mut self, port: u16) {
+        let node = self.nodes.iter_mut().find(|n| n.port == port);
+        node.expect("a node of this group").kill();
+    }
+
     /// The current master, as the first sentinel reports it.
     pub fn master(&self) -> &Redis {
         let port = self

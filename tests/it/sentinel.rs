@@ -132,52 +132,66 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     }
 }
 
-#[test]
-fn a_failover_while_exec_holds_the_lock_over_three_groups_is_followed() {
-    let groups = Group::start_many(3, Passwords::default());
-    let servers: Vec<String> = groups.iter().map(Group::url).collect();
-    let (child, _dir, done) = start_exec(&servers, "3s");
-    let before = status(&servers);
-    assert_eq!(before.status.code(), Some(0), "{}", stdout_of(&before));
-    let old = groups[0].master().port;
-    assert!(stdout_of(&before).contains(&format!("(master 127.0.0.1:{old})")));
-
-    let new = groups[0].start_failover();
-    groups[0].wait_master(new);
-    let failed_over = Instant::now();
-    // Renewals (every ttl/3) reach the new master. More than 1 s after the failover, a PTTL
-    // above 2.5 s of the 3 s TTL can only come from a renewal sent to it since then.
-    let token = groups[1].master().get(KEY).expect("held on group 2");
+/// Waits until `port`, the new master of `group`, holds `token` with a TTL that only a renewal
+/// sent after `since` can have given it: more than 1 s later, above 2.5 s of the 3 s TTL.
+fn wait_renewed_on(group: &Group, port: u16, token: &str, since: Instant) {
     wait_for(
         "a renewal on the new master",
         Duration::from_secs(10),
         || {
-            let node = groups[0].node(new);
-            failed_over.elapsed() > Duration::from_secs(1)
-                && node.get(KEY).as_deref() == Some(token.as_str())
+            let node = group.node(port);
+            since.elapsed() > Duration::from_secs(1)
+                && node.get(KEY).as_deref() == Some(token)
                 && node.pttl(KEY) > 2_500
         },
     );
+}
+
+#[test]
+fn failovers_while_exec_holds_the_lock_over_three_groups_are_followed() {
+    let mut groups = Group::start_many(3, Passwords::default());
+    let servers: Vec<String> = groups.iter().map(Group::url).collect();
+    let (child, _dir, done) = start_exec(&servers, "3s");
+    let before = status(&servers);
+    assert_eq!(before.status.code(), Some(0), "{}", stdout_of(&before));
+    let old: Vec<u16> = groups[..2].iter().map(|g| g.master().port).collect();
+    let token = groups[2].master().get(KEY).expect("held on group 3");
+
+    // A failover while the old master still answers (it keeps taking writes until the
+    // sentinels demote it): renewals go to the new master all the same.
+    let new = groups[0].start_failover();
+    groups[0].wait_master(new);
+    wait_renewed_on(&groups[0], new, &token, Instant::now());
+    // A master that stops answering (killed): the sentinels fail the group over on their own.
+    let promoted = groups[1].replica().port;
+    groups[1].kill_node(old[1]);
+    groups[1].wait_master(promoted);
+    wait_renewed_on(&groups[1], promoted, &token, Instant::now());
+
     let after = status(&servers);
     let table = stdout_of(&after);
     assert_eq!(after.status.code(), Some(0), "{table}");
     assert!(table.contains("on 3 of 3 servers"), "{table}");
-    assert!(
-        table.contains(&format!("(master 127.0.0.1:{new})")),
-        "{table}"
-    );
-    assert!(
-        !table.contains(&format!("(master 127.0.0.1:{old})")),
-        "{table}"
-    );
-    println!("status before the failover:\n{}", stdout_of(&before));
-    println!("status after the failover:\n{table}");
+    for port in [new, promoted] {
+        assert!(
+            table.contains(&format!("(master 127.0.0.1:{port})")),
+            "{table}"
+        );
+    }
+    for port in old {
+        assert!(
+            !table.contains(&format!("(master 127.0.0.1:{port})")),
+            "{table}"
+        );
+    }
+    println!("status before the failovers:\n{}", stdout_of(&before));
+    println!("status after the failovers:\n{table}");
 
     std::fs::write(&done, "").unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(stdout_of(&output), "finished");
-    assert_eq!(groups[1].master().get(KEY), None, "released at the end");
+    assert_eq!(groups[2].master().get(KEY), None, "released at the end");
 }
 
 #[test]
