@@ -132,26 +132,28 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     }
 }
 
+/// The TTL of the failover test: longer than an automatic failover takes (down-after 1 s, an
+/// election, a promotion), so that the promoted replica still has the key it copied.
+const FAILOVER_TTL: Duration = Duration::from_secs(8);
+
 /// Waits until `port`, the new master of `group`, holds `token` with a TTL that only a renewal
-/// sent after `since` can have given it: more than 1 s later, above 2.5 s of the 3 s TTL.
+/// sent after `since` can have given it: a copy from before has at most TTL minus the time
+/// since, so after a third of the TTL more than five sixths left means a renewal got there.
 fn wait_renewed_on(group: &Group, port: u16, token: &str, since: Instant) {
-    wait_for(
-        "a renewal on the new master",
-        Duration::from_secs(10),
-        || {
-            let node = group.node(port);
-            since.elapsed() > Duration::from_secs(1)
-                && node.get(KEY).as_deref() == Some(token)
-                && node.pttl(KEY) > 2_500
-        },
-    );
+    wait_for("a renewal on the new master", FAILOVER_TTL * 2, || {
+        let node = group.node(port);
+        since.elapsed() > FAILOVER_TTL / 3
+            && node.get(KEY).as_deref() == Some(token)
+            && node.pttl(KEY) > (FAILOVER_TTL * 5 / 6).as_millis() as i64
+    });
 }
 
 #[test]
 fn failovers_while_exec_holds_the_lock_over_three_groups_are_followed() {
     let mut groups = Group::start_many(3, Passwords::default());
     let servers: Vec<String> = groups.iter().map(Group::url).collect();
-    let (child, _dir, done) = start_exec(&servers, "3s");
+    let ttl = format!("{}s", FAILOVER_TTL.as_secs());
+    let (child, _dir, done) = start_exec(&servers, &ttl);
     let before = status(&servers);
     assert_eq!(before.status.code(), Some(0), "{}", stdout_of(&before));
     let old: Vec<u16> = groups[..2].iter().map(|g| g.master().port).collect();
