@@ -276,7 +276,7 @@ impl Group {
             }
             if heard < self.sentinels.len() {
                 failures.push(format!(
-                    "{} sentinel(s) did not answer in time",
+                    "{} sentinel(s): no answer in time",
                     self.sentinels.len() - heard
                 ));
             }
