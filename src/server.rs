@@ -76,7 +76,7 @@ impl Server {
             });
         }
         let mut url = normalize(url);
-        check_query(&url, &display)?;
+        check_query(&display)?;
         if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
             // The redis crate's spelling of "do not verify the certificate".
             url.push_str("#insecure");
@@ -230,10 +230,12 @@ pub(crate) fn first_line(text: &str) -> &str {
 ///
 /// Everything up to the *last* `@` counts as user and password: people paste passwords with
 /// `/`, `?`, `#` or `@` in them unescaped, and hiding too much of a malformed URL is better
-/// than showing part of a password.
+/// than showing part of a password. Query values that may be secret (`?password=`) are hidden
+/// too, and so is a bare socket path's `?pass=`.
 pub(crate) fn redact(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
+        // A bare socket path may still carry `?pass=`.
+        return redact_query(url);
     };
     let authority_start = scheme_end + 3;
     let Some(at) = url[authority_start..].rfind('@') else {
@@ -282,13 +284,15 @@ fn redact_query(path_and_after: &str) -> String {
 
 /// Refuses query parameters the redis crate would silently ignore (`?password=` among them,
 /// which would otherwise end in NOAUTH from the server): `protocol` for TCP URLs, and `db`,
-/// `user`, `pass` and `protocol` for Unix sockets.
-fn check_query(url: &str, display: &str) -> Result<(), String> {
-    let without_fragment = url.split('#').next().unwrap_or(url);
+/// `user`, `pass` and `protocol` for Unix sockets. Reads the URL's redacted `display`.
+fn check_query(display: &str) -> Result<(), String> {
+    // The redacted form: its user information cannot be mistaken for a query.
+    let without_fragment = display.split('#').next().unwrap_or(display);
     let Some((_, query)) = without_fragment.split_once('?') else {
         return Ok(());
     };
-    let known: &[&str] = if url.starts_with("unix:") || url.starts_with("redis+unix:") {
+    let socket = ["unix:", "redis+unix:", "/"];
+    let known: &[&str] = if socket.iter().any(|form| display.starts_with(form)) {
         &["db", "user", "pass", "protocol"]
     } else {
         &["protocol"]
@@ -328,6 +332,15 @@ mod tests {
         assert_eq!(redact("redis://u:a/b?c#d@host/1"), "redis://u:***@host/1");
         // An '@' further on may end a password typed with a '/' in it: hide, to be safe.
         assert_eq!(redact("redis://host/0?x=a@b"), "redis://***@b");
+        assert_eq!(redact("redis://:ab/c+d=@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact("redis://u:p#w@h"), "redis://u:***@h");
+        assert_eq!(redact("redis://:p?w@h/0"), "redis://:***@h/0");
+        assert_eq!(
+            redact("redis+sentinel://u:pw@h1,h2:26380/m"),
+            "redis+sentinel://u:***@h1,h2:26380/m"
+        );
+        assert_eq!(redact("rediss://h:1#insecure"), "rediss://h:1#insecure");
+        assert_eq!(redact("/tmp/r.sock?pass=pw"), "/tmp/r.sock?pass=***");
         assert_eq!(
             redact("redis://u:pw@host/?password=pw&protocol=3#insecure"),
             "redis://u:***@host/?password=***&protocol=3#insecure"

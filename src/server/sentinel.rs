@@ -3,8 +3,8 @@
 //! `ROLE` checked before anything is sent to it).
 
 use super::{client, first_line, with_credentials, Tls};
-use crate::human::lowercase_first;
 use crate::clock::BootInstant;
+use crate::human::lowercase_first;
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
