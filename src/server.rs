@@ -417,7 +417,16 @@ mod tests {
         /// host, port, path and query after it (parseable or not).
         fn url_with_password() -> impl Strategy<Value = (String, String)> {
             (
-                prop::sample::select(vec!["redis", "rediss", "unix", "http", "", "redis:"]),
+                prop::sample::select(vec![
+                    "redis",
+                    "rediss",
+                    "unix",
+                    "http",
+                    "",
+                    "redis:",
+                    "redis+sentinel",
+                    "rediss+sentinel",
+                ]),
                 prop::option::of("[a-z_]{0,6}"),
                 "[ -~\u{e9}\u{4e16}]{0,12}",
                 prop_oneof![

@@ -68,6 +68,16 @@ pub(crate) fn parse(
     let bad = |why: &str| format!("invalid server URL '{display}': {why}; {EXPECTED}");
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme"))?;
     let secure = scheme == "rediss+sentinel";
+    // As in `redact`: everything up to the last '@' is the user and password.
+    let (userinfo, rest) = match rest.rsplit_once('@') {
+        Some((userinfo, rest)) => (Some(userinfo), rest),
+        None => (None, rest),
+    };
+    if userinfo.is_some_and(|u| u.contains(['/', '?', '#'])) {
+        return Err(bad(
+            "write '/', '?' and '#' in a user or password as %2F, %3F and %23",
+        ));
+    }
     let (rest, fragment) = match rest.split_once('#') {
         Some((rest, fragment)) => (rest, Some(fragment)),
         None => (rest, None),
@@ -80,11 +90,7 @@ pub(crate) fn parse(
     if rest.contains('?') {
         return Err(bad("query parameters are not supported here"));
     }
-    let (authority, path) = rest.split_once('/').ok_or_else(|| bad("no master name"))?;
-    let (userinfo, hosts) = match authority.rsplit_once('@') {
-        Some((userinfo, hosts)) => (Some(userinfo), hosts),
-        None => (None, authority),
-    };
+    let (hosts, path) = rest.split_once('/').ok_or_else(|| bad("no master name"))?;
     let mut parts = path.split('/');
     let master_name = parts.next().unwrap_or("").to_string();
     if master_name.is_empty() {
@@ -445,6 +451,8 @@ mod tests {
             "redis+sentinel://:pw@h1/m/x",
             "redis+sentinel://:pw@h1/m?password=pw",
             "redis+sentinel://:pw@h1:99999/m",
+            "redis+sentinel://:p/w@h1/m",
+            "redis+sentinel://:p#w@h1/m",
         ] {
             let err = group(url).err().unwrap_or_else(|| panic!("{url} parsed"));
             assert!(err.contains(EXPECTED), "{err}");

@@ -266,7 +266,7 @@ pub fn redlock_path() -> PathBuf {
 }
 
 /// The binary under test with no REDLOCK_* from the caller's environment.
-fn clean_redlock() -> std::process::Command {
+pub fn clean_redlock() -> std::process::Command {
     let mut cmd = std::process::Command::new(redlock_path());
     for (name, _) in std::env::vars() {
         if name.starts_with("REDLOCK_") {

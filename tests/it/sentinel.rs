@@ -5,10 +5,8 @@
 use crate::groups::{Group, Passwords, Sentinel};
 use crate::harness::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
-
-const KEY: &str = "redlock:job";
 
 /// `redlock exec` over `servers` with a command that runs until the returned `done` file
 /// exists; returns once the command has started.
@@ -24,18 +22,12 @@ fn start_exec(servers: &[String], ttl: &str) -> (Child, tempfile::TempDir, PathB
 
 /// `redlock exec` over `servers`, running `sh -c script`.
 fn spawn_exec(servers: &[String], ttl: &str, script: &str) -> Child {
-    Command::new(redlock_path())
+    let mut command = clean_redlock();
+    command
         .env("REDLOCK_SERVERS", servers.join(","))
         .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
-        .env_remove("REDLOCK_KEY")
-        .env_remove("REDLOCK_TOKEN")
-        .env_remove("REDLOCK_SENTINEL_PASSWORD")
-        .args(["exec", "job", "--ttl", ttl, "--", "sh", "-c", script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .args(["exec", "job", "--ttl", ttl, "--", "sh", "-c", script]);
+    spawn_captured(command)
 }
 
 /// A command that says it started, then runs until `done` exists.
