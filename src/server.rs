@@ -156,15 +156,11 @@ impl Server {
         }
     }
 
-    /// How the server is shown next to what it answered: a Sentinel group also names the master
-    /// that answered for it.
-    pub(crate) fn answered_as(&self) -> String {
+    /// For a Sentinel group, the master that answered last (`host:port`).
+    pub(crate) fn master(&self) -> Option<String> {
         match &self.target {
-            Target::Sentinel(group) => match group.answered() {
-                Some(master) => format!("{} (master {master})", self.display),
-                None => self.display.clone(),
-            },
-            Target::Direct(_) => self.display.clone(),
+            Target::Sentinel(group) => group.answered(),
+            Target::Direct(_) => None,
         }
     }
 

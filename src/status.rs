@@ -125,7 +125,11 @@ fn one_table(
             ],
         };
         let [a, b, c, d] = row;
-        rows.push([state.server.clone(), a, b, c, d]);
+        let server = match &state.master {
+            Some(master) => format!("{} (master {master})", state.server),
+            None => state.server.clone(),
+        };
+        rows.push([server, a, b, c, d]);
     }
     out.push_str(&align(&rows));
     out
@@ -197,7 +201,7 @@ fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<String, Value> 
 
 fn server_json(state: &ServerState) -> Value {
     let latency_ms = (state.latency.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
-    match &state.state {
+    let mut server = match &state.state {
         Ok(KeyState::Absent) => json!({
             "server": state.server, "reachable": true, "error": null,
             "holds_key": false, "token": null, "ttl_ms": null, "latency_ms": latency_ms,
@@ -217,7 +221,12 @@ fn server_json(state: &ServerState) -> Value {
             "error": err.to_string(), "holds_key": matches!(err, NodeError::ForeignType),
             "token": null, "ttl_ms": null, "latency_ms": latency_ms,
         }),
+    };
+    if let (Some(master), Some(fields)) = (&state.master, server.as_object_mut()) {
+        // Only Sentinel groups have one: which master answered for the group.
+        fields.insert("master".into(), json!(master));
     }
+    server
 }
 
 fn holder_json(token: &str) -> Option<Value> {
@@ -248,6 +257,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
             .iter()
             .map(|(server, listing)| ServerState {
                 server: server.clone(),
+                master: None,
                 state: match listing {
                     Ok(found) => Ok(found.get(*key).cloned().unwrap_or(KeyState::Absent)),
                     Err(err) => Err(err.clone()),

@@ -38,6 +38,8 @@ impl KeyState {
 
 pub(crate) struct ServerState {
     pub(crate) server: String,
+    /// For a Sentinel group that answered, the master that did (`host:port`).
+    pub(crate) master: Option<String>,
     pub(crate) state: Result<KeyState, NodeError>,
     pub(crate) latency: Duration,
 }
@@ -168,11 +170,8 @@ impl Redlock {
             .iter()
             .zip(replies)
             .map(|(server, reply)| ServerState {
-                // A Sentinel group also names the master that answered.
-                server: match reply.result {
-                    Ok(_) => server.answered_as(),
-                    Err(_) => server.display.clone(),
-                },
+                server: server.display.clone(),
+                master: reply.result.is_ok().then(|| server.master()).flatten(),
                 state: reply.result,
                 latency: reply.latency,
             })
@@ -315,6 +314,7 @@ mod tests {
     fn state(token: Option<&str>, ttl_ms: Option<u64>) -> ServerState {
         ServerState {
             server: "s".into(),
+            master: None,
             state: Ok(match token {
                 Some(t) => KeyState::Present {
                     token: t.into(),
@@ -329,6 +329,7 @@ mod tests {
     fn down() -> ServerState {
         ServerState {
             server: "s".into(),
+            master: None,
             state: Err(NodeError::Down("connection refused".into())),
             latency: Duration::ZERO,
         }
@@ -369,6 +370,7 @@ mod tests {
     fn hash() -> ServerState {
         ServerState {
             server: "s".into(),
+            master: None,
             state: Ok(key_state("hash", None, 5000)),
             latency: Duration::ZERO,
         }

@@ -97,6 +97,11 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     );
     let json = with(&["status", "job", "--json"]);
     assert_eq!(json.status.code(), Some(0));
+    let parsed: serde_json::Value = serde_json::from_str(&stdout_of(&json)).unwrap();
+    assert_eq!(
+        parsed["servers"][0]["master"],
+        format!("127.0.0.1:{}", master.port)
+    );
 
     // The sentinels refuse a client without their password; the message says where it goes.
     let refused = redlock()
