@@ -6,7 +6,7 @@ use super::{client, first_line, with_credentials, Tls};
 use crate::clock::BootInstant;
 use crate::human::lowercase_first;
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// The port sentinels listen on unless the URL says otherwise.
@@ -222,7 +222,7 @@ impl Group {
     /// each master named is tried as its answer arrives, and used only if its `ROLE` says
     /// master, so a stale sentinel or a demoted master never gets our writes. A stopped sentinel
     /// costs nothing while another answers; the whole costs `timeout` at most.
-    pub(crate) fn connect(self: &Arc<Self>, timeout: Duration) -> RedisResult<Connection> {
+    pub(crate) fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
         let deadline = BootInstant::now().add(timeout);
         let (answers, asked) = mpsc::channel();
         for (index, sentinel) in self.sentinels.iter().enumerate() {
