@@ -13,10 +13,16 @@ use std::time::{Duration, Instant};
 fn start_exec(servers: &[String], ttl: &str) -> (Child, tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let (started, done) = (dir.path().join("started"), dir.path().join("done"));
-    let child = spawn_exec(servers, ttl, &until_file(&started, &done));
-    wait_for("the command to start", Duration::from_secs(10), || {
-        started.exists()
+    let mut child = spawn_exec(servers, ttl, &until_file(&started, &done));
+    let mut exited = None;
+    wait_for("the command to start", Duration::from_secs(20), || {
+        exited = child.try_wait().unwrap();
+        started.exists() || exited.is_some()
     });
+    if exited.is_some() {
+        let output = child.wait_with_output().unwrap();
+        panic!("exec ended before its command started: {output:?}");
+    }
     (child, dir, done)
 }
 
