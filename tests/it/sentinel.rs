@@ -32,7 +32,9 @@ fn spawn_exec(servers: &[String], ttl: &str, script: &str) -> Child {
     command
         .env("REDLOCK_SERVERS", servers.join(","))
         .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
-        .args(["exec", "job", "--ttl", ttl, "--", "sh", "-c", script]);
+        // --wait: a loaded machine may make one attempt miss the timeout; the lock is free.
+        .args(["exec", "job", "--ttl", ttl, "--wait", "10s", "--"])
+        .args(["sh", "-c", script]);
     spawn_captured(command)
 }
 
