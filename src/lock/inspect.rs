@@ -203,7 +203,8 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
         .iter()
         .filter(|s| matches!(s.state, Err(NodeError::Down(_))))
         .count();
-    let mut by_token: BTreeMap<&str, (usize, Option<Duration>, bool)> = BTreeMap::new();
+    // Per token: on how many servers, and the shortest TTL among them (None: no expiry anywhere).
+    let mut by_token: BTreeMap<&str, (usize, Option<Duration>)> = BTreeMap::new();
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for state in states {
         match &state.state {
@@ -212,18 +213,17 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
             _ => {}
         }
         if let Ok(KeyState::Present { token, ttl }) = &state.state {
-            let entry = by_token.entry(token).or_insert((0, *ttl, false));
+            let entry = by_token.entry(token).or_insert((0, *ttl));
             entry.0 += 1;
             entry.1 = match (entry.1, *ttl) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            entry.2 |= ttl.is_none();
         }
     }
-    let best = by_token.iter().max_by_key(|(_, (count, _, _))| *count);
+    let best = by_token.iter().max_by_key(|(_, (count, _))| *count);
     match best {
-        Some((token, (count, ttl, _))) if *count >= needed => {
+        Some((token, (count, ttl))) if *count >= needed => {
             let elapsed = started.elapsed();
             Holding::Held {
                 token: token.to_string(),
@@ -235,9 +235,9 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
             }
         }
         best => {
-            let best_count = best.map_or(0, |(_, (count, _, _))| *count);
+            let best_count = best.map_or(0, |(_, (count, _))| *count);
             let foreign: usize = kinds.values().sum();
-            let present = by_token.values().map(|(count, _, _)| count).sum::<usize>() + foreign;
+            let present = by_token.values().map(|(count, _)| count).sum::<usize>() + foreign;
             if foreign >= needed {
                 let kind = kinds.into_iter().max_by_key(|(_, count)| *count);
                 Holding::Foreign {
