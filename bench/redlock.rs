@@ -3,14 +3,19 @@
 //!
 //! It reports; it does not gate. It exits non-zero only if something broke: a lost counter
 //! increment, or a redlock command that failed where it should have succeeded.
-//! `--smoke` runs a few iterations of everything, to check that the benchmark still works.
+//! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
+//! `--crowd` runs only the crowd of waiters and the stampede.
 
 use std::fmt::Write as _;
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+// The integration tests' redis-server launcher; the benchmark uses only part of it.
+#[allow(dead_code)]
+#[path = "../tests/support/redis_server.rs"]
+mod redis_server;
+use redis_server::Redis;
 
 const REDLOCK: &str = env!("CARGO_BIN_EXE_redlock");
 const SERVERS: usize = 5;
@@ -18,6 +23,8 @@ const TIMEOUT: &str = "200ms";
 
 fn main() {
     let smoke = std::env::args().any(|a| a == "--smoke");
+    // `--crowd`: only the crowd and the stampede (parts f and g).
+    let crowd_only = std::env::args().any(|a| a == "--crowd");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -27,7 +34,7 @@ fn main() {
         }
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let servers: Vec<Server> = (0..SERVERS).map(|_| Server::start(dir.path())).collect();
+    let servers: Vec<Redis> = (0..SERVERS).map(|_| Redis::start()).collect();
     let urls = servers
         .iter()
         .map(|s| format!("redis://127.0.0.1:{}", s.port))
@@ -47,12 +54,19 @@ fn main() {
         if smoke { " (smoke)" } else { "" }
     );
 
-    bench.part_a(&mut report, runs, servers[0].port);
     let exec = bench.exec_available();
-    bench.part_b(&mut report, runs, exec);
-    bench.part_c(&mut report, workers, sections, exec);
-    bench.part_d(&mut report, &servers, runs.min(50));
-    bench.part_e(&mut report, exec);
+    if !crowd_only {
+        bench.part_a(&mut report, runs, servers[0].port);
+        bench.part_b(&mut report, runs, exec);
+        bench.part_c(&mut report, workers, sections, exec);
+        bench.part_d(&mut report, &servers, runs.min(50));
+        bench.part_e(&mut report, exec);
+    }
+    if exec {
+        let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
+        bench.part_f(&mut report, &servers, crowds, if smoke { 16 } else { 320 });
+        bench.part_g(&mut report, if smoke { 8 } else { 64 });
+    }
     print!("{}", report.text);
     drop(servers);
     if bench.broken.is_empty() {
@@ -307,14 +321,14 @@ impl Bench {
     }
 
     /// d. 2 of 5 servers stopped: acquire should cost one timeout, not more.
-    fn part_d(&mut self, report: &mut Report, servers: &[Server], runs: usize) {
+    fn part_d(&mut self, report: &mut Report, servers: &[Redis], runs: usize) {
         let healthy = self.timed_acquires("d-healthy", runs);
         for server in &servers[..2] {
-            server.signal(libc::SIGSTOP);
+            server.stop();
         }
         let stopped = self.timed_acquires("d-stopped", runs);
         for server in &servers[..2] {
-            server.signal(libc::SIGCONT);
+            server.resume();
         }
         report.section(&format!(
             "d. acquire with 2 of 5 servers stopped (SIGSTOP), --timeout {TIMEOUT}"
@@ -386,6 +400,231 @@ impl Bench {
             report.skip("redlock exec L -- sleep 1", "skipped: exec not available");
         }
     }
+}
+
+impl Bench {
+    /// f. a crowd: W processes each looping `exec --wait` over one lock, `sections` in all,
+    /// beside flock with the same W.
+    fn part_f(
+        &mut self,
+        report: &mut Report,
+        servers: &[Redis],
+        crowds: &[usize],
+        sections: usize,
+    ) {
+        report.section(&format!(
+            "f. a crowd of W waiters, {sections} critical sections in all, {SERVERS} servers"
+        ));
+        for &w in crowds {
+            let flock = self.crowd("flock", w, sections, servers, |lockfile| {
+                format!("flock -w 120 {lockfile} bash -c \"$SECTION\"")
+            });
+            let redlock = self.crowd("redlock", w, sections, servers, |_| {
+                format!("\"$REDLOCK\" -q exec crowd-{w} --wait 120s -- bash -c \"$SECTION\"")
+            });
+            report.crowd(&format!("flock -w 120, W = {w}"), &flock, None);
+            report.crowd(
+                &format!("redlock exec --wait, W = {w}"),
+                &redlock,
+                Some(&flock),
+            );
+        }
+        report.note("goals: commands per section at W = 64, 128 ≤ 1.25× W = 8 and < 10 × servers;");
+        report.note(
+            "wall ≤ 2× flock; gap p99 ≤ 20 ms; longest wait at W = 64 ≤ 2 × 64 × mean section;",
+        );
+        report.note("overtakes ≤ 10 % of handovers");
+    }
+
+    fn crowd(
+        &mut self,
+        name: &str,
+        workers: usize,
+        sections: usize,
+        servers: &[Redis],
+        take: impl Fn(&str) -> String,
+    ) -> Crowd {
+        let dir = self.dir.join(format!("f-{name}-{workers}"));
+        std::fs::create_dir_all(&dir).expect("bench dir");
+        let (counter, log) = (dir.join("counter"), dir.join("log"));
+        std::fs::write(&counter, "0\n").expect("counter");
+        // Each worker stamps when it starts asking (A), enters (E) and leaves (X) the section.
+        let section = format!(
+            "echo \"E $W $EPOCHREALTIME\" >> {log}; read n < {counter}; echo $((n + 1)) > {counter}; echo \"X $W $EPOCHREALTIME\" >> {log}",
+            log = log.display(),
+            counter = counter.display()
+        );
+        let step = take(&dir.join("lock").display().to_string());
+        let before = commands_processed(servers);
+        let started = Instant::now();
+        let children: Vec<Child> = (0..workers)
+            .map(|i| {
+                let mine = sections / workers + usize::from(i < sections % workers);
+                let script = format!(
+                    "for i in $(seq {mine}); do echo \"A $W $EPOCHREALTIME\" >> {log}; {step} || exit 1; done",
+                    log = log.display()
+                );
+                self.redlock_env(Command::new("bash"))
+                    .args(["-c", &script])
+                    .env("SECTION", &section)
+                    .env("W", i.to_string())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .expect("spawn bash")
+            })
+            .collect();
+        let mut failed = 0;
+        for mut child in children {
+            failed += usize::from(!child.wait().is_ok_and(|s| s.success()));
+        }
+        let wall = started.elapsed();
+        let commands = commands_processed(servers).saturating_sub(before);
+        let count = std::fs::read_to_string(&counter).unwrap_or_default();
+        if failed > 0 {
+            self.broken.push(format!(
+                "f ({name}, W = {workers}): {failed} worker(s) failed"
+            ));
+        }
+        if count.trim() != sections.to_string() {
+            self.broken.push(format!(
+                "f ({name}, W = {workers}): counter is {} after {sections} increments",
+                count.trim()
+            ));
+        }
+        let mut crowd = crowd_figures(&std::fs::read_to_string(&log).unwrap_or_default());
+        crowd.wall = wall;
+        crowd.per_section = (name != "flock").then(|| commands as f64 / sections as f64);
+        crowd
+    }
+
+    /// g. a stampede: many one-shot acquires of a free lock at once, then as many waiters.
+    fn part_g(&mut self, report: &mut Report, contenders: usize) {
+        report.section(&format!(
+            "g. {contenders} simultaneous acquires of a free lock"
+        ));
+        let children: Vec<Child> = (0..contenders)
+            .map(|_| {
+                self.redlock()
+                    .args(["acquire", "g-storm", "-v", "--ttl", "60s"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("spawn redlock")
+            })
+            .collect();
+        let (mut winners, mut rounds) = (0, 0);
+        for child in children {
+            let Ok(out) = child.wait_with_output() else {
+                continue;
+            };
+            winners += usize::from(out.status.success());
+            let text = String::from_utf8_lossy(&out.stderr);
+            rounds = rounds.max(text.matches("acquire redlock:g-storm").count());
+        }
+        report.note(&format!(
+            "one-shot: {winners} winner(s), at most {rounds} round(s) per contender (goal: exactly 1, ≤ 3)"
+        ));
+        let started = Instant::now();
+        let children: Vec<Child> = (0..contenders)
+            .map(|_| {
+                self.redlock()
+                    .args(["exec", "g-wait", "--wait", "120s", "--", "true"])
+                    .spawn()
+                    .expect("spawn redlock")
+            })
+            .collect();
+        let served = children
+            .into_iter()
+            .filter_map(|mut c| c.wait().ok())
+            .filter(|s| s.success())
+            .count();
+        if served != contenders {
+            self.broken.push(format!(
+                "g: {served} of {contenders} waiting execs were served"
+            ));
+        }
+        report.note(&format!(
+            "with --wait: {served} of {contenders} served in turn, in {}",
+            ms(started.elapsed())
+        ));
+    }
+}
+
+/// What a crowd run showed.
+#[derive(Default)]
+struct Crowd {
+    wall: Duration,
+    per_section: Option<f64>,
+    gaps: Vec<Duration>,
+    longest_wait: Duration,
+    mean_section: Duration,
+    overtakes: usize,
+    handovers: usize,
+}
+
+/// From the A (asks) / E (enters) / X (leaves) log: handover gaps, the longest wait from asking
+/// to entering, and overtakes (a section entered by a worker that asked after another worker
+/// still waiting).
+fn crowd_figures(log: &str) -> Crowd {
+    let mut crowd = Crowd::default();
+    let mut asked: std::collections::BTreeMap<&str, f64> = Default::default();
+    let mut last_exit: Option<f64> = None;
+    let mut first_entry: Option<f64> = None;
+    let mut entries = 0u32;
+    for line in log.lines() {
+        let mut parts = line.split(' ');
+        let (Some(kind), Some(who), Some(at)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(at) = at.trim().parse::<f64>() else {
+            continue;
+        };
+        match kind {
+            "A" => {
+                asked.insert(who, at);
+            }
+            "E" => {
+                first_entry.get_or_insert(at);
+                entries += 1;
+                let since = asked.remove(who).unwrap_or(at);
+                let wait = Duration::from_secs_f64((at - since).max(0.0));
+                crowd.longest_wait = crowd.longest_wait.max(wait);
+                if let Some(exit) = last_exit.take() {
+                    crowd
+                        .gaps
+                        .push(Duration::from_secs_f64((at - exit).max(0.0)));
+                    crowd.handovers += 1;
+                    if asked.values().any(|&other| other < since) {
+                        crowd.overtakes += 1;
+                    }
+                }
+            }
+            "X" => last_exit = Some(at),
+            _ => {}
+        }
+    }
+    if let (Some(first), Some(last)) = (first_entry, last_exit) {
+        crowd.mean_section =
+            Duration::from_secs_f64((last - first).max(0.0) / f64::from(entries.max(1)));
+    }
+    crowd
+}
+
+/// The servers' own count of commands processed, summed.
+fn commands_processed(servers: &[Redis]) -> u64 {
+    servers
+        .iter()
+        .map(|server| {
+            let info: String = redis::cmd("INFO")
+                .arg("stats")
+                .query(&mut server.connection())
+                .unwrap_or_default();
+            info.lines()
+                .find_map(|l| l.strip_prefix("total_commands_processed:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 struct Contention {
@@ -512,6 +751,29 @@ impl Report {
         let _ = writeln!(self.text, "{line}");
     }
 
+    fn crowd(&mut self, name: &str, c: &Crowd, baseline: Option<&Crowd>) {
+        let mut line = format!(
+            "  {name:<30} wall {:>10}  gap median {:>8} p99 {:>9}  longest wait {:>10}  overtakes {:>4.1} %",
+            ms(c.wall),
+            ms(percentile(&c.gaps, 0.5)),
+            ms(percentile(&c.gaps, 0.99)),
+            ms(c.longest_wait),
+            100.0 * c.overtakes as f64 / c.handovers.max(1) as f64
+        );
+        if let Some(per_section) = c.per_section {
+            let _ = write!(line, "  {per_section:.1} commands/section");
+        }
+        if let Some(base) = baseline {
+            let _ = write!(
+                line,
+                "  wall ratio {:.2}×  (mean section {})",
+                c.wall.as_secs_f64() / base.wall.as_secs_f64().max(f64::EPSILON),
+                ms(c.mean_section)
+            );
+        }
+        let _ = writeln!(self.text, "{line}");
+    }
+
     fn memory(&mut self, name: &str, kib: Option<u64>, goal: &str) {
         let value = kib.map_or("unknown".to_string(), |k| {
             format!("{:.1} MiB", k as f64 / 1024.0)
@@ -525,74 +787,6 @@ impl Report {
 
     fn note(&mut self, text: &str) {
         let _ = writeln!(self.text, "  {text}");
-    }
-}
-
-/// One redis-server we started, killed on drop (and with us, if we die first).
-struct Server {
-    port: u16,
-    child: Child,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        for _ in 0..20 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map(|a| a.port())
-                .expect("free port");
-            let data = dir.join(format!("redis-{port}"));
-            std::fs::create_dir_all(&data).expect("server dir");
-            let mut command = Command::new("redis-server");
-            command
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-                .arg("--dir")
-                .arg(&data)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            // SAFETY: prctl is async-signal-safe; it ties the server's life to ours.
-            unsafe {
-                command.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-            let mut child = command.spawn().expect("run redis-server");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                let pong = Command::new("redis-cli")
-                    .args(["-p", &port.to_string(), "PING"])
-                    .output()
-                    .is_ok_and(|o| o.stdout.starts_with(b"PONG"));
-                if pong {
-                    return Server { port, child };
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        panic!("could not start redis-server on a free port");
-    }
-
-    fn signal(&self, signal: i32) {
-        // SAFETY: kill on our own child's pid.
-        unsafe {
-            libc::kill(self.child.id() as i32, signal);
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.signal(libc::SIGCONT);
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

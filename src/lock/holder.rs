@@ -3,7 +3,7 @@
 
 use super::nodes::{NodeError, Reply};
 use super::quorum::{self, Verdict};
-use super::{release_channel, scripts, tally, Held, LockError, Redlock, Tally};
+use super::{scripts, tally, Held, LockError, Redlock, Tally};
 use crate::clock::BootInstant;
 use std::time::Duration;
 
@@ -18,13 +18,16 @@ impl Redlock {
     /// Compare-and-delete on every server. Waits for every server (up to the timeout) so that a
     /// one-shot `release` does not exit before its deletes went out.
     pub(crate) fn release(&mut self, key: &str, token: &str) -> Result<Released, LockError> {
-        let channel = release_channel(key);
+        let (queue, wake) = (scripts::queue_key(key), scripts::wake_prefix(key));
+        let reserve = scripts::reservation(self.nodes.timeout());
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let deleted: i64 = scripts::release()
                 .key(key)
+                .key(&queue)
                 .arg(token)
-                .arg(&channel)
+                .arg(&wake)
+                .arg(reserve)
                 .invoke(con)?;
             Ok(deleted == 1)
         });

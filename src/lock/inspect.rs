@@ -2,7 +2,7 @@
 //! under a prefix, and the forced delete for stuck locks.
 
 use super::nodes::{NodeError, Reply};
-use super::{quorum, release_channel, scripts, Redlock};
+use super::{quorum, scripts, Redlock};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -71,12 +71,15 @@ pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
 impl Redlock {
     /// Deletes `key` on every server whatever its value. Returns what each server removed.
     pub(crate) fn force_release(&mut self, key: &str) -> Vec<ServerState> {
-        let channel = release_channel(key);
+        let (queue, wake) = (scripts::queue_key(key), scripts::wake_prefix(key));
+        let reserve = scripts::reservation(self.nodes.timeout());
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let (removed, value, kind): (i64, Option<String>, String) = scripts::force_release()
                 .key(key)
-                .arg(&channel)
+                .key(&queue)
+                .arg(&wake)
+                .arg(reserve)
                 .invoke(con)?;
             Ok(if removed == 1 {
                 key_state(&kind, value, -1)
@@ -122,6 +125,11 @@ impl Redlock {
                     .arg("COUNT")
                     .arg(1000)
                     .query(con)?;
+                // Waiter queues live beside their locks (`scripts::queue_key`); they are not locks.
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|key| !key.contains('\x1f'))
+                    .collect();
                 if !keys.is_empty() {
                     let mut pipe = redis::pipe();
                     for key in &keys {
@@ -181,6 +189,10 @@ impl Redlock {
 
 /// Who holds a lock, for people: the holder facts when the token carries them.
 pub(crate) fn describe_token(token: &str) -> String {
+    if token.starts_with("next:") {
+        // A release's placeholder for the waiter it woke (`scripts::hand_over`).
+        return "the next waiter in line, being handed the lock".into();
+    }
     match crate::token::holder(token) {
         Some(h) => match h.command {
             Some(cmd) => format!("pid {} on {} ({cmd})", h.pid, h.host),
@@ -253,19 +265,6 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
             }
         }
     }
-}
-
-pub(super) fn most_common_token(states: &[ServerState]) -> Option<String> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for state in states {
-        if let Ok(KeyState::Present { token, .. }) = &state.state {
-            *counts.entry(token).or_default() += 1;
-        }
-    }
-    counts
-        .into_iter()
-        .max_by_key(|(_, count)| *count)
-        .map(|(token, _)| token.to_string())
 }
 
 /// A server's view of a key in a few words, for observers; a present key counts as a yes.

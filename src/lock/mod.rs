@@ -14,17 +14,17 @@ mod wake;
 
 use crate::clock::BootInstant;
 use crate::server::Server;
-use inspect::most_common_token;
 pub(crate) use inspect::{
     describe_foreign, describe_token, holding, Holding, KeyState, ServerState,
 };
 pub(crate) use nodes::NodeError;
-use nodes::{Nodes, Reply};
+use nodes::{Cleanup, Nodes, Op, Reply};
 pub(crate) use observe::{Observer, Round};
 use quorum::{verdict, Verdict};
-pub(crate) use scripts::release_channel;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
+use wait::Waiter;
 pub(crate) use wait::{jitter, RetryPolicy, WaitProgress, Waiting, Wake};
 
 /// A lock this process holds.
@@ -105,22 +105,87 @@ impl Redlock {
         key: &str,
         token: &str,
         ttl: Duration,
+        waiter: Option<&Waiter>,
     ) -> (Result<Held, LockError>, Seen) {
         let ttl_ms = ttl.as_millis() as u64;
+        let queue = scripts::queue_key(key);
+        let (id, stamp, lease, queued) = match waiter {
+            Some(w) => (
+                w.id.as_str(),
+                w.stamp_ms,
+                w.lease.as_millis() as u64,
+                w.queued,
+            ),
+            None => ("", 0, 0, false),
+        };
+        let op: Op<Vote> = {
+            let (key, queue, token, id) =
+                (key.to_string(), queue, token.to_string(), id.to_string());
+            Arc::new(move |con| {
+                let (set, value, pttl, rank, foreign): (
+                    i64,
+                    Option<String>,
+                    Option<i64>,
+                    i64,
+                    Option<String>,
+                ) = scripts::acquire()
+                    .key(&key)
+                    .key(&queue)
+                    .arg(&token)
+                    .arg(ttl_ms)
+                    .arg(&id)
+                    .arg(stamp)
+                    .arg(lease)
+                    .arg(if queued { "1" } else { "0" })
+                    .invoke(con)?;
+                Ok(Vote {
+                    set: set == 1,
+                    value,
+                    pttl: pttl.unwrap_or(-1),
+                    rank: u64::try_from(rank).ok(),
+                    foreign,
+                })
+            })
+        };
+        // The round ends as soon as its outcome is certain: a quorum of yes, or so many no's
+        // that a quorum is out of reach (from at least a quorum of answers, so that too few
+        // answers still read as unavailable). Safe because a vote we did not wait for can only
+        // add to what we concluded: a late yes to a grant is one more server holding our own
+        // token (release and extend ask every server), and a late yes to a failed attempt is
+        // deleted by the worker that got it, on the same connection, after the SET (see
+        // `round_until`). T2 is still the arrival of the vote that completed the quorum. With an
+        // observer (-v) every server's answer is shown, so the round waits for all of them.
+        let (needed, servers) = (self.quorum(), self.nodes.len());
+        let patient = self.observer.is_some();
         // T1 is taken before the first request is written.
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
-            let (set, value, pttl): (i64, Option<String>, Option<i64>) = scripts::acquire()
-                .key(key)
-                .arg(token)
-                .arg(ttl_ms)
-                .invoke(con)?;
-            Ok(Vote {
-                set: set == 1,
-                value,
-                pttl: pttl.unwrap_or(-1),
-            })
+        let (replies, pending) = self.nodes.round_until(op, |replies| {
+            let answers = replies.iter().flatten();
+            let yes = answers
+                .clone()
+                .filter(|r| matches!(&r.result, Ok(v) if v.set))
+                .count();
+            let no = answers
+                .filter(|r| {
+                    matches!(&r.result, Ok(v) if !v.set)
+                        || matches!(r.result, Err(NodeError::ForeignType))
+                })
+                .count();
+            !patient && (yes >= needed || (no > servers - needed && yes + no >= needed))
         });
+        let unasked: Vec<bool> = replies.iter().map(Option::is_none).collect();
+        let replies: Vec<Reply<Vote>> = replies
+            .into_iter()
+            .map(|reply| {
+                reply.unwrap_or_else(|| Reply {
+                    result: Err(NodeError::Down(
+                        "not waited for: the round was already decided".into(),
+                    )),
+                    at: BootInstant::now(),
+                    latency: started.elapsed(),
+                })
+            })
+            .collect();
         let outcome = tally(&replies, |vote| vote.set);
         // T2 is when the vote that completed the quorum arrived; later replies only add safety.
         let validity = outcome
@@ -148,10 +213,16 @@ impl Redlock {
             (verdict, _) => {
                 // A server that said no holds someone else's key, not ours: only the others
                 // (yes, or no answer: the SET may have landed) need the delete.
+                // The servers the round did not wait for are cleaned up by their own worker,
+                // after their late answer.
                 let maybe_ours: Vec<bool> = replies
                     .iter()
-                    .map(|reply| !matches!(&reply.result, Ok(vote) if !vote.set))
+                    .zip(&unasked)
+                    .map(|(reply, unasked)| {
+                        !unasked && !matches!(&reply.result, Ok(vote) if !vote.set)
+                    })
                     .collect();
+                pending.settle(Some(self.late_cleanup(key, token)));
                 self.release_on(&maybe_ours, key, token);
                 Err(if outcome.answered() < self.quorum() {
                     self.unavailable(&replies, outcome.answered())
@@ -170,7 +241,21 @@ impl Redlock {
                 })
             }
         };
-        (result, Seen::from_votes(&replies, token))
+        let mut seen = Seen::from_votes(&replies, token);
+        seen.round = started.elapsed();
+        (result, seen)
+    }
+
+    /// The compare-and-delete a worker sends after a late yes (or no answer: the SET may still
+    /// land) to a failed attempt, behind the SET on the same connection.
+    fn late_cleanup(&self, key: &str, token: &str) -> Cleanup<Vote> {
+        let (key, token) = (key.to_string(), token.to_string());
+        Arc::new(move |con, vote| {
+            if vote.is_none_or(|vote| vote.set) {
+                let _: i64 = scripts::cleanup_eval(&key, &token).query(con)?;
+            }
+            Ok(())
+        })
     }
 
     /// Compare-and-delete on the `targets` servers only, ignoring the answers. A server whose
@@ -181,9 +266,8 @@ impl Redlock {
         if !targets.contains(&true) {
             return;
         }
-        let channel = release_channel(key);
         self.nodes.round_on(targets, |con| {
-            let deleted: i64 = scripts::release_eval(key, token, &channel).query(con)?;
+            let deleted: i64 = scripts::cleanup_eval(key, token).query(con)?;
             Ok(deleted)
         });
     }
@@ -221,18 +305,19 @@ impl Redlock {
         }
     }
 
-    /// Fills in who holds the lock, for the message people read when they are refused.
-    fn describe_busy(&mut self, key: &str, failure: LockError) -> LockError {
-        if failure != (LockError::Busy { holder: None }) {
-            return failure;
+    /// Fills in who holds the lock, for the message people read when they are refused, from what
+    /// the refusing servers returned with their answer to the SET: no further round.
+    fn describe_busy(failure: LockError, seen: &Seen) -> LockError {
+        match failure {
+            LockError::Busy { holder: None } => LockError::Busy {
+                holder: seen
+                    .holder
+                    .as_deref()
+                    .map(describe_token)
+                    .or_else(|| seen.foreign.as_deref().map(describe_foreign)),
+            },
+            other => other,
         }
-        let (states, started) = self.inspect(key);
-        let holder = match holding(&states, started) {
-            Holding::Held { token, .. } => Some(describe_token(&token)),
-            Holding::Foreign { kind, .. } => Some(describe_foreign(&kind)),
-            _ => most_common_token(&states).map(|t| describe_token(&t)),
-        };
-        LockError::Busy { holder }
     }
 }
 
@@ -287,6 +372,10 @@ struct Vote {
     /// The key's value after the SET: our token if we won there, else the holder's.
     value: Option<String>,
     pttl: i64,
+    /// Our place in this server's queue of waiters (0: next), when we are queued there.
+    rank: Option<u64>,
+    /// The key's type when another client keeps a non-string there (Redisson's hash).
+    foreign: Option<String>,
 }
 
 /// What the refusing servers showed of the holder.
@@ -295,19 +384,46 @@ struct Seen {
     holder: Option<String>,
     /// The shortest remaining TTL of a key that is not ours; zero if one vanished meanwhile.
     ttl: Option<Duration>,
+    /// Our best place in the servers' queues of waiters, when we joined one.
+    rank: Option<u64>,
+    /// The type of a non-string key that refused us, on the most servers.
+    foreign: Option<String>,
+    /// Nobody won: every server answered, but no token, ours or another's, is on a quorum of
+    /// them. Contenders that asked at once split the votes.
+    split: bool,
+    /// After a split: whether we won the most servers (ties: the smallest token), which every
+    /// contender that saw the same votes agrees on.
+    favourite: bool,
+    /// How long the round took.
+    round: Duration,
 }
 
 impl Seen {
     fn from_votes(replies: &[Reply<Vote>], ours: &str) -> Seen {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         let mut ttl: Option<Duration> = None;
+        let mut rank: Option<u64> = None;
+        let mut foreign: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut answered = 0;
         for reply in replies {
             let Ok(vote) = &reply.result else { continue };
-            if vote.set || vote.value.as_deref() == Some(ours) {
+            answered += 1;
+            rank = match (rank, vote.rank) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if vote.set {
+                *counts.entry(ours).or_default() += 1;
                 continue;
+            }
+            if let Some(kind) = &vote.foreign {
+                *foreign.entry(kind).or_default() += 1;
             }
             if let Some(value) = &vote.value {
                 *counts.entry(value).or_default() += 1;
+            }
+            if vote.value.as_deref() == Some(ours) {
+                continue;
             }
             // -2: the key went away between SET and PTTL; -1: it never expires.
             let left = match vote.pttl {
@@ -318,12 +434,29 @@ impl Seen {
                 ttl = Some(ttl.map_or(left, |t| t.min(left)));
             }
         }
+        let widest = counts.values().copied().max().unwrap_or(0);
+        // BTreeMap order: the first of the widest is the smallest token.
+        let favourite = counts
+            .iter()
+            .find(|(_, count)| **count == widest)
+            .is_some_and(|(token, _)| *token == ours);
+        let holder = counts
+            .into_iter()
+            .filter(|(token, _)| *token != ours)
+            .max_by_key(|(_, count)| *count)
+            .map(|(token, _)| token.to_string());
         Seen {
-            holder: counts
+            holder,
+            ttl,
+            rank,
+            foreign: foreign
                 .into_iter()
                 .max_by_key(|(_, count)| *count)
-                .map(|(token, _)| token.to_string()),
-            ttl,
+                .map(|(kind, _)| kind.to_string()),
+            // A server that did not answer could still complete someone's quorum.
+            split: widest + (replies.len() - answered) < quorum::quorum(replies.len()),
+            favourite,
+            round: Duration::ZERO,
         }
     }
 }

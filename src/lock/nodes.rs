@@ -5,6 +5,9 @@
 use crate::clock::BootInstant;
 use crate::server::Server;
 use redis::{Connection, RedisError, RedisResult};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Stack of a per-server worker thread: plenty for the redis client, far below the 2 MiB default.
@@ -43,6 +46,57 @@ pub(crate) struct Nodes {
     servers: Vec<Server>,
     connections: Vec<Option<Kept>>,
     timeout: Duration,
+    /// Workers of rounds decided without them, still waiting for their server's late reply
+    /// (and cleaning up after it); joined before we go, so that no clean-up is cut short.
+    /// A worker hands back its connection once the late reply (and clean-up) was read from it.
+    workers: Vec<JoinHandle<Option<(usize, Kept)>>>,
+}
+
+/// A request that can outlive the round that sent it (`round_until`).
+pub(crate) type Op<T> = Arc<dyn Fn(&mut Connection) -> RedisResult<T> + Send + Sync>;
+/// What to send after a late answer (`None`: the request timed out, and may still be applied),
+/// on the connection that carried the request.
+pub(crate) type Cleanup<T> =
+    Arc<dyn Fn(&mut Connection, Option<&T>) -> RedisResult<()> + Send + Sync>;
+
+/// Where a round decided early stands, for the workers still waiting for their server.
+enum Phase<T> {
+    /// The round is still counting: hand the reply in.
+    Collecting,
+    /// The round stopped counting; the caller is deciding whether late replies need a clean-up.
+    Deciding,
+    Settled(Option<Cleanup<T>>),
+}
+
+struct Shared<T> {
+    phase: Mutex<Phase<T>>,
+    settled: Condvar,
+}
+
+/// The servers a round did not wait for. `settle` says what their late replies need; dropping
+/// it without a word means nothing.
+pub(crate) struct Pending<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Pending<T> {
+    pub(crate) fn settle(self, cleanup: Option<Cleanup<T>>) {
+        self.finish(cleanup);
+    }
+
+    fn finish(&self, cleanup: Option<Cleanup<T>>) {
+        let mut phase = self.shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*phase, Phase::Deciding) {
+            *phase = Phase::Settled(cleanup);
+        }
+        self.shared.settled.notify_all();
+    }
+}
+
+impl<T> Drop for Pending<T> {
+    fn drop(&mut self) {
+        self.finish(None);
+    }
 }
 
 /// An open connection, and whether the reply to its last request is late.
@@ -74,6 +128,7 @@ impl Nodes {
             servers,
             connections,
             timeout,
+            workers: Vec::new(),
         }
     }
 
@@ -96,12 +151,11 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Connection) -> RedisResult<T> + Sync,
     {
-        for (slot, server) in self.connections.iter_mut().zip(&self.servers) {
-            // A Sentinel group's master may have changed since the last round: ask again.
-            if slot.as_ref().is_some_and(|kept| kept.late) || !server.keeps_connections() {
-                *slot = None;
-            }
-        }
+        // A request still in flight from a round decided without it (a late SET of ours) must
+        // reach its server before this one: a release overtaking it would leave that copy of
+        // the key behind.
+        self.join_late();
+        self.drop_late();
         let everyone = vec![true; self.servers.len()];
         self.round_on(&everyone, op).into_iter().flatten().collect()
     }
@@ -145,16 +199,164 @@ impl Nodes {
             replies[first_index] = Some(ask(first_server, first_slot, deadline, timeout, op));
             for (index, handle) in handles {
                 let reply = handle.ok().and_then(|handle| handle.join().ok());
-                replies[index] = Some(reply.unwrap_or_else(|| Reply {
-                    result: Err(NodeError::Down(
-                        "internal error: no worker thread for this server".into(),
-                    )),
-                    at: BootInstant::now(),
-                    latency: Duration::ZERO,
-                }));
+                replies[index] = Some(reply.unwrap_or_else(no_worker));
             }
         });
         replies
+    }
+}
+
+impl Nodes {
+    /// Runs `op` against every server concurrently, like `round`, but returns as soon as
+    /// `decided` says the replies in hand settle the outcome, without waiting for the slowest
+    /// servers (their entry is `None`).
+    ///
+    /// A reply that arrives later is never counted, and its connection is not reused while a
+    /// reply may still be in flight on it: the worker keeps it until the caller settles the
+    /// `Pending`, then sends the clean-up it was given, if any, on that same connection, after
+    /// the late request (so a late SET is deleted after it landed, never before). Only once
+    /// everything it sent was answered does it hand the connection back for a later round.
+    pub(crate) fn round_until<T: Send + 'static>(
+        &mut self,
+        op: Op<T>,
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+    ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
+        self.reclaim(false);
+        self.drop_late();
+        let deadline = BootInstant::now().add(self.timeout);
+        let timeout = self.timeout;
+        let shared = Arc::new(Shared {
+            phase: Mutex::new(Phase::Collecting),
+            settled: Condvar::new(),
+        });
+        let (tx, rx) = mpsc::channel();
+        let count = self.servers.len();
+        let mut replies: Vec<Option<Reply<T>>> = (0..count).map(|_| None).collect();
+        let mut waiting = 0;
+        for (index, (server, slot)) in self.servers.iter().zip(&mut self.connections).enumerate() {
+            let (server, mut kept, op, shared, tx) = (
+                server.clone(),
+                slot.take(),
+                op.clone(),
+                shared.clone(),
+                tx.clone(),
+            );
+            let work = move || {
+                let reply = ask(&server, &mut kept, deadline, timeout, &*op);
+                let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    match &*phase {
+                        Phase::Collecting => {
+                            let _ = tx.send((index, reply, kept));
+                            return None;
+                        }
+                        Phase::Deciding => {
+                            phase = shared
+                                .settled
+                                .wait(phase)
+                                .unwrap_or_else(|e| e.into_inner());
+                        }
+                        Phase::Settled(cleanup) => {
+                            // Without an answer (a timeout) the request may still be applied:
+                            // the clean-up goes out behind it on the same connection.
+                            let mut kept = kept?;
+                            if let Some(cleanup) = cleanup {
+                                let fresh = BootInstant::now().add(timeout);
+                                let value = reply.result.as_ref().ok();
+                                run(&mut kept.connection, fresh, &|con: &mut Connection| {
+                                    cleanup(con, value)
+                                })
+                                .ok()?;
+                                kept.late = false;
+                            }
+                            // A reply still owed on it: not for another round.
+                            return (!kept.late).then_some((index, kept));
+                        }
+                    }
+                }
+            };
+            match std::thread::Builder::new()
+                .stack_size(WORKER_STACK)
+                .spawn(work)
+            {
+                Ok(worker) => {
+                    self.workers.push(worker);
+                    waiting += 1;
+                }
+                Err(_) => replies[index] = Some(no_worker()),
+            }
+        }
+        drop(tx);
+        while waiting > 0 && !decided(&replies) {
+            // Every worker answers by the deadline (its own requests are bounded by it).
+            match rx.recv_timeout(deadline.remaining() + Duration::from_millis(50)) {
+                Ok((index, reply, kept)) => {
+                    replies[index] = Some(reply);
+                    self.connections[index] = kept;
+                    waiting -= 1;
+                }
+                Err(_) => break,
+            }
+        }
+        *shared.phase.lock().unwrap_or_else(|e| e.into_inner()) = Phase::Deciding;
+        // Replies handed in before the phase changed still count.
+        for (index, reply, kept) in rx.try_iter() {
+            replies[index] = Some(reply);
+            self.connections[index] = kept;
+        }
+        (replies, Pending { shared })
+    }
+}
+
+impl Nodes {
+    /// Waits for the workers of earlier rounds (each is bounded by its round's deadline, plus one
+    /// clean-up request), taking back the connections they hand back.
+    fn join_late(&mut self) {
+        self.reclaim(true);
+    }
+
+    /// Takes back the connections of the late workers that are done (all of them, waiting for
+    /// each, with `wait`), where we have none to that server meanwhile.
+    fn reclaim(&mut self, wait: bool) {
+        let (done, running): (Vec<_>, Vec<_>) = self
+            .workers
+            .drain(..)
+            .partition(|worker| wait || worker.is_finished());
+        self.workers = running;
+        for worker in done {
+            if let Ok(Some((index, kept))) = worker.join() {
+                let slot = &mut self.connections[index];
+                if slot.is_none() {
+                    *slot = Some(kept);
+                }
+            }
+        }
+    }
+
+    /// A new round does not reuse a connection whose last reply is late (see `Kept`), nor a
+    /// Sentinel group's: its master may have changed since the last round, so ask again.
+    fn drop_late(&mut self) {
+        for (slot, server) in self.connections.iter_mut().zip(&self.servers) {
+            if slot.as_ref().is_some_and(|kept| kept.late) || !server.keeps_connections() {
+                *slot = None;
+            }
+        }
+    }
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        self.join_late();
+    }
+}
+
+fn no_worker<T>() -> Reply<T> {
+    Reply {
+        result: Err(NodeError::Down(
+            "internal error: no worker thread for this server".into(),
+        )),
+        at: BootInstant::now(),
+        latency: Duration::ZERO,
     }
 }
 
@@ -163,7 +365,7 @@ fn ask<T>(
     slot: &mut Option<Kept>,
     deadline: BootInstant,
     timeout: Duration,
-    op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync),
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync + ?Sized),
 ) -> Reply<T> {
     let started = BootInstant::now();
     let result = connect_and_run(server, slot, deadline, op);
@@ -188,7 +390,7 @@ fn connect_and_run<T>(
     server: &Server,
     slot: &mut Option<Kept>,
     deadline: BootInstant,
-    op: &impl Fn(&mut Connection) -> RedisResult<T>,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
     if let Some(kept) = slot.as_mut() {
         match run(&mut kept.connection, deadline, op) {
@@ -212,7 +414,7 @@ fn connect_and_run<T>(
 fn run<T>(
     connection: &mut Connection,
     deadline: BootInstant,
-    op: &impl Fn(&mut Connection) -> RedisResult<T>,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
     let left = remaining(deadline)?;
     connection.set_read_timeout(Some(left))?;

@@ -1,8 +1,7 @@
 //! Waiting for a busy lock: retry on a jittered schedule, bounded by the holder's observed TTL
 //! and cut short by release notifications (pub/sub) and by signals.
 
-use super::{release_channel, Held};
-use super::{wake, LockError, Redlock};
+use super::{scripts, wake, Held, LockError, Redlock, Seen};
 use crate::clock::BootInstant;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
@@ -57,21 +56,70 @@ pub(crate) struct RetryPolicy {
     pub(crate) delay: Duration,
 }
 
-/// After a release notification, each waiter waits a random part of this before it asks.
-const WAKE_SPREAD: Duration = Duration::from_millis(1);
+/// After the first server announced a release to us, how long at most we wait for the same
+/// release from a quorum of servers before asking, so that our SET does not overtake the release
+/// still on its way to them (it would be refused there). Not from every server: the slowest
+/// would set the pace of every handover. Normally the notifications arrive within a fraction of
+/// a millisecond of each other; this bound only matters when one of them never comes.
+const WAKE_GATHER: Duration = Duration::from_millis(25);
 /// After the holder's observed TTL runs out, a random part of this before asking again.
 const EXPIRY_SPREAD: Duration = Duration::from_millis(5);
 /// How often a progress display is refreshed during a long pause.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// A queued waiter's own schedule (for a lost notification) is the retry delay times its place
+/// in the queue plus one, up to this factor: the crowd's polls add up to about ln(W) per retry
+/// delay instead of W.
+const RANK_STRETCH_MAX: u32 = 16;
+/// A one-shot acquire that found the lock free but lost a split vote tries this many more times.
+const SPLIT_RETRIES: u32 = 2;
+
+/// A waiting acquire's place in the servers' queues of waiters (see `scripts::ACQUIRE`).
+pub(super) struct Waiter {
+    /// Random: names our entry in the queue and our wake-up channel.
+    pub(super) id: String,
+    /// When we started waiting, on our wall clock, in ms since the epoch: the queue's order.
+    pub(super) stamp_ms: u64,
+    /// How long the queue outlives our last refresh of it.
+    pub(super) lease: Duration,
+    /// Whether we may be in a queue (a winner then leaves it).
+    pub(super) queued: bool,
+}
+
+impl Waiter {
+    fn new(retry: Duration, timeout: Duration) -> Waiter {
+        let mut random = [0u8; 16];
+        let _ = getrandom::fill(&mut random);
+        let stamp_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        // Two of our longest pauses and two rounds: a live waiter refreshes well within it.
+        let longest = retry.mul_f64(1.5) * RANK_STRETCH_MAX;
+        Waiter {
+            id: random.iter().map(|b| format!("{b:02x}")).collect(),
+            stamp_ms,
+            lease: (longest + timeout) * 2,
+            queued: false,
+        }
+    }
+}
 
 impl Redlock {
-    /// Acquires `key`, retrying until `waiting.wait` has passed (once only without it).
+    /// Acquires `key`, retrying until `waiting.wait` has passed (once only without it, except
+    /// that a split vote on a free lock is tried again up to `SPLIT_RETRIES` times).
     /// `new_token` makes a fresh token for every attempt.
     ///
-    /// A waiter sleeps between attempts for the jittered retry delay, cut short by the remaining
-    /// TTL it observed on the holder's key (an expiry announces nothing) and by a release
-    /// notification, after which it retries within `WAKE_SPREAD`. Subscriptions are made only
-    /// once the first attempt failed, so a one-shot acquire never pays for them.
+    /// A waiter queues on every server (arrival order) and subscribes to its own wake-up
+    /// channel; a release wakes only the first live waiter in the queue, which asks at once.
+    /// Everyone else sleeps on their own schedule: the jittered retry delay stretched by their
+    /// place in the queue; the head also wakes when the holder's observed TTL runs out (an
+    /// expiry announces nothing). Subscriptions are made only once the first attempt failed,
+    /// so a one-shot acquire never pays for them.
+    ///
+    /// Safety does not depend on the queue: every grant is still a SET NX on a quorum with
+    /// positive validity (`attempt`). The queue only decides whom a release wakes early; a
+    /// waiter that is never woken (lost notification, dropped queue, a crashed server) still
+    /// asks on its own schedule, and a waiter that crashed has no subscriber left, so a release
+    /// skips it (PUBLISH reaches nobody) and wakes the next.
     pub(crate) fn acquire(
         &mut self,
         key: &str,
@@ -88,32 +136,58 @@ impl Redlock {
         } = waiting;
         let started = BootInstant::now();
         let give_up_at = wait.map(|wait| started.add(wait));
+        // Only a waiter that can be woken queues: without a subscription a queue place is
+        // worth nothing to anyone.
+        let mut waiter = (notify.is_some() && wait.is_some_and(|w| !w.is_zero()))
+            .then(|| Waiter::new(retry.delay, self.nodes.timeout()));
         let mut subscriptions = None;
+        let mut splits = 0;
         loop {
             let token = new_token()?;
-            let (result, seen) = self.attempt(key, &token, ttl);
+            let (result, seen) = self.attempt(key, &token, ttl, waiter.as_ref());
             let failure = match result {
                 Ok(held) => return Ok(Ok(held)),
                 Err(failure) => failure,
             };
+            if let Some(waiter) = waiter.as_mut() {
+                waiter.queued = seen.rank.is_some();
+            }
+            splits = if seen.split { splits + 1 } else { 0 };
             let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
-                return Ok(Err(self.describe_busy(key, failure)));
+                if give_up_at.is_none() && seen.split && splits <= SPLIT_RETRIES {
+                    std::thread::sleep(split_backoff(&seen, splits));
+                    continue;
+                }
+                return Ok(Err(Redlock::describe_busy(failure, &seen)));
             };
+            // Not queued anywhere (no subscriptions, or every server refused the script) is
+            // treated as first in line: the schedule of a waiter without a queue.
+            let head = seen.rank.is_none_or(|rank| rank == 0);
             if subscriptions.is_none() {
-                if let Some(notify) = &notify {
+                if let (Some(notify), Some(waiter)) = (&notify, &waiter) {
                     subscriptions = Some(wake::Subscriptions::start(
                         self.servers(),
-                        &release_channel(key),
+                        &format!("{}{}", scripts::wake_prefix(key), waiter.id),
                         self.nodes.timeout(),
                         notify.clone(),
                     ));
-                    // A release between that attempt and the subscription was announced to
-                    // nobody listening: look again now rather than after a full pause.
-                    continue;
+                    // A release between that attempt and the subscription found nobody
+                    // listening on our channel and woke the next waiter instead. Only the head
+                    // would have been woken, so only the head looks again now.
+                    if head {
+                        continue;
+                    }
                 }
             }
-            let mut pause = jitter(retry.delay);
-            if let Some(left) = seen.ttl {
+            let mut pause = if seen.split && head {
+                split_backoff(&seen, splits)
+            } else {
+                let stretch = seen
+                    .rank
+                    .map_or(1, |rank| (rank + 1).min(u64::from(RANK_STRETCH_MAX)) as u32);
+                jitter(retry.delay) * stretch
+            };
+            if let Some(left) = seen.ttl.filter(|_| head) {
                 pause = pause.min(left + spread(EXPIRY_SPREAD));
             }
             pause = pause.min(give_up_at.remaining());
@@ -129,16 +203,31 @@ impl Redlock {
             match pause_reporting(wakes, pause, started, &status, report) {
                 Some(Wake::Interrupted(signal)) => return Ok(Err(LockError::Interrupted(signal))),
                 Some(Wake::Released) => {
-                    // Every server announces the same release, and every waiter hears it:
-                    // a random head start keeps the waiters from all asking at once.
-                    std::thread::sleep(spread(WAKE_SPREAD));
-                    if let Some(signal) = drain_released(wakes) {
+                    // A release took us out of the queue on the servers that woke us: a win
+                    // now need not ask them to remove us.
+                    if let Some(waiter) = waiter.as_mut() {
+                        waiter.queued = false;
+                    }
+                    if let Some(signal) = gather_released(wakes, self.quorum() - 1) {
                         return Ok(Err(LockError::Interrupted(signal)));
                     }
                 }
                 None => {}
             }
         }
+    }
+}
+
+/// After a split vote: the contender that won the most servers (the same one in everybody's
+/// view, ties going to the smallest token) asks again once the others' clean-ups are through,
+/// about one round later; the others back off for a random, growing multiple of a round, by
+/// which time the favourite normally holds the lock.
+fn split_backoff(seen: &Seen, splits: u32) -> Duration {
+    let round = seen.round.max(Duration::from_millis(1));
+    if seen.favourite {
+        round
+    } else {
+        round * 2 + spread(round * (4 << splits.min(6)))
     }
 }
 
@@ -187,10 +276,20 @@ fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<
     }
 }
 
-/// Discards release notifications already queued (the same release, heard from other servers),
-/// keeping an interrupt if one came in meanwhile.
-fn drain_released(wakes: Option<&Receiver<Wake>>) -> Option<i32> {
-    wakes?.try_iter().find_map(Wake::signal)
+/// Waits up to `WAKE_GATHER` for `more` further notifications of the same release (one per
+/// server), returning early with a signal if one arrives meanwhile.
+fn gather_released(wakes: Option<&Receiver<Wake>>, more: usize) -> Option<i32> {
+    let wakes = wakes?;
+    let until = BootInstant::now().add(WAKE_GATHER);
+    let mut heard = 0;
+    while heard < more {
+        match wakes.recv_timeout(until.remaining()) {
+            Ok(Wake::Interrupted(signal)) => return Some(signal),
+            Ok(Wake::Released) => heard += 1,
+            Err(_) => break,
+        }
+    }
+    None
 }
 
 /// A uniformly random duration in [0, max].

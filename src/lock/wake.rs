@@ -91,6 +91,9 @@ fn listen(
         return;
     }
     let _ = ready.send(());
+    // `start` returns once every thread has reported or hung up: keeping this sender open for
+    // the life of the subscription would make it wait out its whole deadline every time.
+    drop(ready);
     while !stop.load(Ordering::Relaxed) {
         match pubsub.get_message() {
             Ok(_) => {

@@ -42,6 +42,28 @@ fn second_acquirer_is_busy_with_75_and_minus_e_changes_the_code() {
 }
 
 #[test]
+fn a_refused_acquire_names_the_holder_without_asking_the_servers_again() {
+    let cluster = Cluster::start(3);
+    cluster.acquire_token("job", &[]);
+    for server in &cluster.servers {
+        server.reset_stats();
+    }
+    let output = cluster.redlock().args(["acquire", "job"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(75));
+    assert!(
+        stderr_of(&output).contains("pid "),
+        "{}",
+        stderr_of(&output)
+    );
+    for server in &cluster.servers {
+        let calls = server.command_calls();
+        // One script call (the SET that also returned the holder), and no second look.
+        let scripts = calls.get("evalsha").unwrap_or(&0) + calls.get("eval").unwrap_or(&0);
+        assert_eq!(scripts, 1, "{calls:?}");
+    }
+}
+
+#[test]
 fn a_key_set_by_another_client_makes_acquire_busy() {
     let cluster = Cluster::start(3);
     for server in &cluster.servers {
@@ -496,4 +518,33 @@ fn passwords_never_appear_in_any_output() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+}
+
+#[test]
+fn a_late_yes_to_an_attempt_decided_without_it_is_cleaned_up() {
+    let cluster = Cluster::start(5);
+    // Someone else holds a quorum: the attempt is decided (busy) on their three no's, without
+    // waiting for the stopped fifth server, whose yes comes only once it is resumed.
+    for server in &cluster.servers[..3] {
+        server.set(KEY, "someone-else");
+    }
+    cluster.servers[4].stop();
+    let resume = std::thread::spawn({
+        let pid = cluster.servers[4].pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(500));
+            signal(pid, libc::SIGCONT);
+        }
+    });
+    let acquire = cluster
+        .redlock()
+        .args(["acquire", "job", "--timeout", "3s"])
+        .timeout(Duration::from_secs(20))
+        .output();
+    let output = acquire.unwrap();
+    resume.join().unwrap();
+    assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
+    // The late SET landed on the fifth server and was deleted after it, before redlock exited.
+    assert_eq!(cluster.servers[4].get(KEY), None);
+    assert_eq!(cluster.servers[3].get(KEY), None);
 }

@@ -3,163 +3,13 @@
 //! and a black hole that accepts connections and never answers.
 use assert_cmd::Command;
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// One redis-server we started.
-pub struct Redis {
-    pub port: u16,
-    child: Option<Child>,
-    dir: tempfile::TempDir,
-    extra: Vec<String>,
-    password: Option<String>,
-}
-
-impl Redis {
-    pub fn start() -> Redis {
-        Redis::start_with(&[])
-    }
-
-    /// Starts a server with extra `redis-server` arguments (e.g. `--requirepass x`).
-    pub fn start_with(extra: &[&str]) -> Redis {
-        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let password = extra
-            .iter()
-            .position(|a| a == "--requirepass")
-            .map(|i| extra[i + 1].clone());
-        for _ in 0..20 {
-            let mut redis = Redis {
-                port: free_port(),
-                child: None,
-                dir: tempfile::tempdir().expect("temp dir"),
-                extra: extra.clone(),
-                password: password.clone(),
-            };
-            // False when another process took the port between our probe and the server's bind.
-            if redis.spawn() {
-                return redis;
-            }
-        }
-        panic!("could not start redis-server on a free port");
-    }
-
-    /// Starts the process on `self.port` and waits until it answers PING. False if it exited.
-    fn spawn(&mut self) -> bool {
-        let mut command = server_command(self.dir.path());
-        command
-            .args(["--port", &self.port.to_string()])
-            .args(&self.extra);
-        let child = command.spawn().unwrap_or_else(|e| {
-            panic!("cannot run redis-server ({e}): install it (Debian/Ubuntu: apt-get install redis-server)")
-        });
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(_)) = child.try_wait() {
-                    self.child = None;
-                    return false;
-                }
-            }
-            if self.ping() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        panic!(
-            "redis-server on port {} did not answer within 10s",
-            self.port
-        );
-    }
-
-    fn ping(&self) -> bool {
-        let Ok(client) = redis::Client::open(self.url_with_password()) else {
-            return false;
-        };
-        let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
-            return false;
-        };
-        redis::cmd("PING").query::<String>(&mut con).is_ok()
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.child.is_some()
-    }
-
-    pub fn pid(&self) -> i32 {
-        self.child.as_ref().expect("server is running").id() as i32
-    }
-
-    /// The URL without credentials.
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// The URL with the password, if the server has one.
-    pub fn url_with_password(&self) -> String {
-        match &self.password {
-            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}", self.port),
-            None => self.url(),
-        }
-    }
-
-    pub fn connection(&self) -> redis::Connection {
-        redis::Client::open(self.url_with_password())
-            .unwrap()
-            .get_connection_with_timeout(Duration::from_secs(2))
-            .expect("connect to test redis")
-    }
-
-    pub fn get(&self, key: &str) -> Option<String> {
-        redis::cmd("GET")
-            .arg(key)
-            .query(&mut self.connection())
-            .unwrap()
-    }
-
-    pub fn pttl(&self, key: &str) -> i64 {
-        redis::cmd("PTTL")
-            .arg(key)
-            .query(&mut self.connection())
-            .unwrap()
-    }
-
-    pub fn set(&self, key: &str, value: &str) {
-        let _: () = redis::cmd("SET")
-            .arg(key)
-            .arg(value)
-            .query(&mut self.connection())
-            .unwrap();
-    }
-
-    /// SIGSTOP: the port still accepts connections, but nothing answers.
-    pub fn stop(&self) {
-        signal(self.pid(), libc::SIGSTOP);
-    }
-
-    pub fn resume(&self) {
-        signal(self.pid(), libc::SIGCONT);
-    }
-
-    /// SIGKILL and reap: the port refuses connections.
-    pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        if let Some(child) = self.child.as_ref() {
-            signal(child.id() as i32, libc::SIGCONT);
-        }
-        self.kill();
-    }
-}
+#[path = "../support/redis_server.rs"]
+mod redis_server;
+pub use redis_server::*;
 
 /// The per-server timeout tests run with unless they say otherwise.
 pub const TEST_TIMEOUT: &str = "400ms";
@@ -302,20 +152,6 @@ impl BlackHole {
     }
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Sends `signal` to the process `pid` (a negative pid: to that process group).
-pub fn signal(pid: i32, signal: i32) {
-    let signal = nix::sys::signal::Signal::try_from(signal).expect("a valid signal number");
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
-}
-
 /// Waits for `condition` to hold, polling; panics with `what` after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
@@ -326,43 +162,6 @@ pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("timed out after {limit:?} waiting for {what}");
-}
-
-/// A redis-server command with what every test server shares: loopback only, nothing on disk
-/// but `dir`, quiet, and killed with the test process if that dies without running Drop.
-fn server_command(dir: &Path) -> std::process::Command {
-    server_command_from(None, dir)
-}
-
-/// `server_command` reading `config` first (redis-server wants the file before any option).
-pub fn server_command_from(config: Option<&Path>, dir: &Path) -> std::process::Command {
-    let mut command = std::process::Command::new(redis_server());
-    command
-        .args(config)
-        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .args(["--daemonize", "no", "--loglevel", "warning"])
-        .arg("--dir")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: the closure runs between fork and exec and makes one async-signal-safe call.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    command
-}
-
-fn redis_server() -> &'static Path {
-    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::var_os("REDIS_SERVER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("redis-server"))
-    })
 }
 
 pub fn stdout_of(output: &std::process::Output) -> String {

@@ -4,10 +4,11 @@ mod groups;
 mod harness;
 mod proxy;
 
+mod crowd;
 mod engine;
 mod exec;
 mod faults;
 mod ops;
 mod partial;
 mod sentinel;
-mod waits;
+pub mod waits;
