@@ -1,5 +1,6 @@
-//! Waiting for a busy lock: retry on a jittered schedule, bounded by the holder's observed TTL
-//! and cut short by release notifications (pub/sub) and by signals.
+//! Waiting for a busy lock: a place in each server's queue of waiters, a retry schedule stretched
+//! by that place and bounded by the holder's observed TTL, cut short by the release that wakes us
+//! (pub/sub) and by signals.
 
 use super::{scripts, wake, Held, LockError, Redlock, Seen};
 use crate::clock::BootInstant;
@@ -11,7 +12,7 @@ use std::time::Duration;
 pub(crate) enum Wake {
     /// A signal asked us to stop.
     Interrupted(i32),
-    /// A holder announced a release: worth trying again now.
+    /// A release handed the lock to us (we were first in its queue): worth trying again now.
     Released,
 }
 

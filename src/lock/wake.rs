@@ -1,5 +1,6 @@
 //! Release notifications for a waiting acquire: one subscriber connection per server, each on its
-//! own thread, turning every message on the lock's release channel into a `Wake::Released`.
+//! own thread, turning every message on the waiter's own wake-up channel (a release handing the
+//! lock to it, `scripts::hand_over`) into a `Wake::Released`.
 //!
 //! Pub/sub is fire-and-forget: a message published while we are not subscribed, or lost with a
 //! connection, is gone. So a notification only ever makes a waiter try *sooner*; the wait loop
