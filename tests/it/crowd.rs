@@ -35,8 +35,10 @@ fn queue_waiters(
         .collect()
 }
 
-/// Watches `server` with MONITOR until `done` says stop, and returns the client addresses that
-/// ran the acquire script meanwhile (an EVALSHA with its eight arguments; a release has five).
+/// Watches `server` with MONITOR until `done` says stop, and returns the waiters that ran the
+/// acquire script meanwhile, by the waiter id they sent (its sixth argument; a one-shot sends
+/// none, a release has no such argument). A process that asks twice, on two connections, counts
+/// once.
 fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
     let mut monitor = server.connection();
     monitor
@@ -55,16 +57,16 @@ fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
                 match monitor.recv_response() {
                     Ok(value) => {
                         let line: String = redis::from_redis_value(value).unwrap_or_default();
-                        let Some((client, command)) = line
+                        let Some((_, command)) = line
                             .split_once(" [")
                             .and_then(|(_, rest)| rest.split_once("] "))
                         else {
                             continue;
                         };
-                        if command.to_lowercase().starts_with("\"evalsha\"")
-                            && command.matches("\" \"").count() >= 10
-                        {
-                            seen.insert(client.to_string());
+                        // "evalsha" "sha" "2" key queue token ttl id stamp lease queued
+                        let items: Vec<&str> = command.split("\" \"").collect();
+                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 11 {
+                            seen.insert(items[7].to_string());
                         }
                     }
                     Err(err) if err.is_timeout() && !stop.load(Ordering::Relaxed) => {}
