@@ -17,9 +17,10 @@ use std::sync::OnceLock;
 ///
 /// With a waiter id (ARGV[3]), a refused waiter joins the lock's queue (KEYS[2], a sorted set of
 /// waiter ids scored by arrival: the waiter's own clock, never later than the server's, so that
-/// every server sorts the same waiters the same way) and learns its rank. The queue lives for
-/// ARGV[5] ms after a waiter last joined it; a waiter that finds it gone joins again with the
-/// same arrival time, so its place survives. A winner leaves the queue (ARGV[6] = '1' when it
+/// every server sorts the same waiters the same way) and learns its rank. Each refused waiter
+/// keeps the queue alive for at least half its lease (ARGV[5] ms, longer than its longest pause)
+/// without ever shortening another's; a waiter that finds it gone joins again with the same
+/// arrival time, so its place survives. A winner leaves the queue (ARGV[6] = '1' when it
 /// may be in it). The queue only decides whom a release notifies: see `RELEASE`.
 const ACQUIRE: &str = r"
 if redis.replicate_commands then redis.replicate_commands() end
@@ -49,7 +50,8 @@ local rank = -1
 if ARGV[3] ~= '' then
   local now = redis.call('time')
   now = now[1] * 1000 + math.floor(now[2] / 1000)
-  if redis.call('zadd', KEYS[2], 'NX', math.min(tonumber(ARGV[4]), now), ARGV[3]) == 1 then
+  redis.call('zadd', KEYS[2], 'NX', math.min(tonumber(ARGV[4]), now), ARGV[3])
+  if redis.call('pttl', KEYS[2]) < tonumber(ARGV[5]) / 2 then
     redis.call('pexpire', KEYS[2], ARGV[5])
   end
   rank = redis.call('zrank', KEYS[2], ARGV[3])

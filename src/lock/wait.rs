@@ -80,7 +80,7 @@ pub(super) struct Waiter {
     pub(super) id: String,
     /// When we started waiting, on our wall clock, in ms since the epoch: the queue's order.
     pub(super) stamp_ms: u64,
-    /// How long the queue outlives our last refresh of it.
+    /// How long the queue is kept after we last asked: at least half of it is left each time.
     pub(super) lease: Duration,
     /// Whether we may be in a queue (a winner then leaves it).
     pub(super) queued: bool,
@@ -93,12 +93,12 @@ impl Waiter {
         let stamp_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        // Two of our longest pauses and two rounds: a live waiter refreshes well within it.
+        // Four of our longest pauses and two rounds: a live waiter asks again well within half.
         let longest = retry.mul_f64(1.5) * RANK_STRETCH_MAX;
         Waiter {
             id: random.iter().map(|b| format!("{b:02x}")).collect(),
             stamp_ms,
-            lease: (longest + timeout) * 2,
+            lease: (longest * 2 + timeout) * 2,
             queued: false,
         }
     }
