@@ -59,7 +59,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms) instead of the token'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence) instead of the token'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events'
@@ -131,6 +132,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-cert -d 'Cl
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events'

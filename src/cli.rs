@@ -222,6 +222,12 @@ pub(crate) struct TakeArgs {
     /// Mean pause between attempts while waiting (randomised ±50%)
     #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay)]
     pub(crate) retry_delay: Duration,
+
+    /// Also get a fencing number, greater than that of every earlier grant of NAME, for the
+    /// protected resource to check (exec's command sees REDLOCK_FENCE; acquire prints it on a
+    /// second line, or as "fence" with --json). Costs one more round
+    #[arg(long, env = "REDLOCK_FENCING")]
+    pub(crate) fence: bool,
 }
 
 #[derive(Args, Debug)]
@@ -229,7 +235,8 @@ pub(crate) struct AcquireArgs {
     #[command(flatten)]
     pub(crate) take: TakeArgs,
 
-    /// Print one JSON object (name, key, token, ttl_ms, validity_ms) instead of the token
+    /// Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence)
+    /// instead of the token
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }

@@ -34,7 +34,7 @@ pub(crate) fn acquire(
     let mut lock = config.redlock(reporter);
     let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes), reporter)?;
     let output = if args.json {
-        serde_json::json!({
+        let mut output = serde_json::json!({
             "name": take.name,
             "key": key,
             "token": held.token,
@@ -42,10 +42,18 @@ pub(crate) fn acquire(
             "validity_ms": held.validity.as_millis() as u64,
             "servers": lock.servers().len(),
             "votes": held.votes,
-        })
-        .to_string()
+        });
+        if let Some(fence) = held.fence {
+            output["fence"] = fence.into();
+        }
+        output.to_string()
     } else {
-        held.token.clone()
+        // The fence on a line of its own: `$(redlock acquire NAME)` stays the bare token
+        // without --fence, and with it `set -- $(…)` splits token and fence.
+        match held.fence {
+            Some(fence) => format!("{}\n{fence}", held.token),
+            None => held.token.clone(),
+        }
     };
     if let Err(err) = writeln!(std::io::stdout(), "{output}") {
         // A token nobody can read is a lock nobody can release: give it back.

@@ -45,6 +45,9 @@ pub(crate) enum Event<'a> {
         votes: usize,
         servers: usize,
         waited: Duration,
+        /// `--fence`'s number and `--limit`'s slot, when asked for.
+        fence: Option<u64>,
+        slot: Option<usize>,
     },
     /// An extension (exec's renewal, or `extend`) reached a quorum.
     Renewed {
@@ -141,11 +144,23 @@ impl Event<'_> {
                 votes,
                 servers,
                 waited,
-            } => json!({
-                "name": name, "key": key, "token_id": token_id(token),
-                "ttl_ms": ms(ttl), "validity_ms": ms(validity),
-                "votes": votes, "servers": servers, "waited_ms": ms(waited),
-            }),
+                fence,
+                slot,
+            } => {
+                let mut fields = json!({
+                    "name": name, "key": key, "token_id": token_id(token),
+                    "ttl_ms": ms(ttl), "validity_ms": ms(validity),
+                    "votes": votes, "servers": servers, "waited_ms": ms(waited),
+                });
+                // Only when asked for: without --fence or --limit the event is as it was.
+                if let Some(fence) = fence {
+                    fields["fence"] = fence.into();
+                }
+                if let Some(slot) = slot {
+                    fields["slot"] = slot.into();
+                }
+                fields
+            }
             Event::Renewed {
                 name,
                 key,
@@ -211,11 +226,15 @@ impl Event<'_> {
                 votes,
                 servers,
                 waited,
+                fence,
+                slot,
                 ..
             } => format!(
-                "acquired lock '{name}' on {votes} of {servers} servers after {}; valid for {}",
+                "acquired lock '{name}'{} on {votes} of {servers} servers after {}; valid for {}{}",
+                slot.map_or_else(String::new, |slot| format!(" (slot {slot})")),
                 human::duration(waited),
-                human::duration(validity)
+                human::duration(validity),
+                fence.map_or_else(String::new, |fence| format!("; fence {fence}")),
             ),
             Event::Renewed {
                 name,
@@ -460,10 +479,8 @@ mod tests {
         assert!(reporter(Level::Verbose, Format::Text).shows(Severity::Info));
     }
 
-    #[test]
-    fn events_carry_a_token_id_never_the_token() {
-        let token = "0123456789abcdef0123456789abcdef:host:1:2";
-        let event = Event::Acquired {
+    fn acquired(token: &str, fence: Option<u64>, slot: Option<usize>) -> Event<'_> {
+        Event::Acquired {
             name: "job",
             key: "redlock:job",
             token,
@@ -472,13 +489,26 @@ mod tests {
             votes: 3,
             servers: 3,
             waited: Duration::from_millis(4),
-        };
+            fence,
+            slot,
+        }
+    }
+
+    #[test]
+    fn events_carry_a_token_id_never_the_token() {
+        let token = "0123456789abcdef0123456789abcdef:host:1:2";
+        let event = acquired(token, None, None);
         let fields = event.fields();
         assert_eq!(fields["token_id"], "01234567");
         assert_eq!(fields["validity_ms"], 29_600);
         assert!(!fields.to_string().contains(token));
         assert_eq!(event.kind(), "acquired");
         assert!(event.text().contains("3 of 3 servers"));
+        assert!(fields.get("fence").is_none() && fields.get("slot").is_none());
+        let fenced = acquired(token, Some(12), Some(2));
+        assert_eq!(fenced.fields()["fence"], 12);
+        assert_eq!(fenced.fields()["slot"], 2);
+        assert!(fenced.text().ends_with("; fence 12"), "{}", fenced.text());
         let exited = Event::ChildExited {
             name: "job",
             key: "redlock:job",

@@ -29,10 +29,18 @@ fn one(config: &Config, lock: &mut Redlock, name: &str, as_json: bool) -> anyhow
     let key = config.key(name)?;
     let (states, started) = lock.inspect(&key);
     let verdict = lock::holding(&states, started);
+    // The holder's fencing number, if it took the lock with --fence (one more round, and only
+    // for a held lock).
+    let fence = match &verdict {
+        Holding::Held { token, .. } => lock::holder_fence(&lock.fences(&key), token),
+        _ => None,
+    };
     let text = if as_json {
-        one_json(name, &key, lock.quorum(), &states, &verdict).to_string()
+        let mut json = one_json(name, &key, lock.quorum(), &states, &verdict);
+        json["fence"] = fence.into();
+        json.to_string()
     } else {
-        one_table(name, &key, lock.quorum(), &states, &verdict)
+        one_table(name, &key, lock.quorum(), &states, &verdict, fence)
     };
     print(&text);
     Ok(match verdict {
@@ -48,6 +56,7 @@ fn one_table(
     quorum: usize,
     states: &[ServerState],
     verdict: &Holding,
+    fence: Option<u64>,
 ) -> String {
     let mut out = String::new();
     let summary = match verdict {
@@ -65,6 +74,9 @@ fn one_table(
                 Some(v) => format!(", valid for at least {}", human::duration(*v)),
                 None => ", with no expiry".to_string(),
             });
+            if let Some(fence) = fence {
+                line.push_str(&format!(", fence {fence}"));
+            }
             line.push_str(&format!("\ntoken: {token}"));
             line
         }
@@ -248,7 +260,9 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
     let mut keys: BTreeMap<&str, ()> = BTreeMap::new();
     for (_, listing) in &listings {
         if let Ok(found) = listing {
-            keys.extend(found.keys().map(|k| (k.as_str(), ())));
+            // Fencing counters live beside the locks, but are not locks.
+            let locks = found.keys().filter(|k| !lock::fence::is_fence_key(k));
+            keys.extend(locks.map(|k| (k.as_str(), ())));
         }
     }
     let mut locks = Vec::new();

@@ -3,7 +3,7 @@
 
 use crate::cli::TakeArgs;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, LockError, Redlock, RetryPolicy, Waiting, Wake};
+use crate::lock::{self, Grant, LockError, Redlock, RetryPolicy, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
@@ -41,6 +41,7 @@ pub(crate) fn take_lock(
         notify: take.wait.map(|_| notify.clone()),
         progress: Some(&mut show),
     };
+    lock.set_grant(Grant { fence: take.fence });
     let started = crate::clock::BootInstant::now();
     let mut new_token = || token::new_token(command);
     let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
@@ -67,6 +68,8 @@ pub(crate) fn take_lock(
         votes: held.votes,
         servers: lock.servers().len(),
         waited: started.elapsed(),
+        fence: held.fence,
+        slot: held.slot,
     });
     Ok(held)
 }

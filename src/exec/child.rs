@@ -33,17 +33,23 @@ pub(crate) enum SpawnError {
 }
 
 impl Supervised {
-    /// Starts `argv` with `env` added. Must be called from the main thread: the kernel sends the
+    /// Starts `argv` with `env` added (or, for a `None` value, removed). Must be called from the main thread: the kernel sends the
     /// parent-death signal when the *thread* that forked exits.
     pub(crate) fn spawn(
         argv: &[String],
-        env: &[(&str, &str)],
+        env: &[(&str, Option<&str>)],
         grace: Duration,
     ) -> Result<Supervised, SpawnError> {
         let parent = std::process::id() as libc::pid_t;
         let take_terminal = foreground_terminal();
         let mut command = Command::new(&argv[0]);
-        command.args(&argv[1..]).envs(env.iter().copied());
+        command.args(&argv[1..]);
+        for (name, value) in env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
         command.process_group(0);
         // SAFETY: the closure runs between fork and exec in a copy of a multi-threaded process, so
         // it makes only async-signal-safe calls (raw syscalls, no allocation, no locks), and it

@@ -40,6 +40,15 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     check_renewable(&schedule)?;
     let mut lock = config.redlock(reporter);
     if is_reentry(&mut lock, &key) {
+        if take.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
+            // The outer exec holds the lock without a fence; inventing one here would not be
+            // the grant's, and running without one would ignore --fence.
+            return Err(exit::usage(format!(
+                "lock '{}' is already held by the enclosing redlock exec, without --fence; add --fence to that one",
+                take.name
+            )));
+        }
+        // The command inherits the outer exec's REDLOCK_* variables, its fence included.
         return Err(run_reentered(&args.command));
     }
 
@@ -62,10 +71,14 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         reporter,
     };
 
+    let fence = held.fence.map(|fence| fence.to_string());
+    // An outer exec's REDLOCK_FENCE belongs to another lock: the command must not mistake it
+    // for this lock's, so it is removed when this grant has none.
     let env = [
-        ("REDLOCK_NAME", take.name.as_str()),
-        ("REDLOCK_KEY", key.as_str()),
-        ("REDLOCK_TOKEN", held.token.as_str()),
+        ("REDLOCK_NAME", Some(take.name.as_str())),
+        ("REDLOCK_KEY", Some(key.as_str())),
+        ("REDLOCK_TOKEN", Some(held.token.as_str())),
+        ("REDLOCK_FENCE", fence.as_deref()),
     ];
     let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
         Ok(command) => command,

@@ -97,13 +97,7 @@ impl Redlock {
         });
         let verdict = outcome.verdict(self.nodes.len());
         if let (Verdict::Yes, Some(validity)) = (&verdict, validity) {
-            return Ok(Held {
-                token: token.to_string(),
-                ttl,
-                validity,
-                since: started,
-                votes: outcome.yes,
-            });
+            return Ok(Held::granted(token, ttl, validity, started, outcome.yes));
         }
         let undone = self.restore(key, token, &replies);
         let did = format!("extended on {} (put back on {undone})", outcome.yes);

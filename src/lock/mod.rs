@@ -3,6 +3,7 @@
 //! Everything here returns values and typed errors; it never prints and never exits. The safety
 //! argument, step by step, is in the comments of `attempt`.
 
+pub(crate) mod fence;
 mod holder;
 mod inspect;
 mod nodes;
@@ -14,6 +15,7 @@ mod wake;
 
 use crate::clock::BootInstant;
 use crate::server::Server;
+pub(crate) use fence::holder_fence;
 pub(crate) use inspect::{
     describe_foreign, describe_token, holding, Holding, KeyState, ServerState,
 };
@@ -37,9 +39,32 @@ pub(crate) struct Held {
     pub(crate) since: BootInstant,
     /// Servers that confirmed it.
     pub(crate) votes: usize,
+    /// The fencing number of this grant (`--fence`).
+    pub(crate) fence: Option<u64>,
+    /// The semaphore slot this grant holds (`--limit`).
+    pub(crate) slot: Option<usize>,
 }
 
 impl Held {
+    /// A lock just granted (or extended) by `votes` servers, plain: no fence, no slot.
+    fn granted(
+        token: &str,
+        ttl: Duration,
+        validity: Duration,
+        since: BootInstant,
+        votes: usize,
+    ) -> Held {
+        Held {
+            token: token.to_string(),
+            ttl,
+            validity,
+            since,
+            votes,
+            fence: None,
+            slot: None,
+        }
+    }
+
     /// When the lock may no longer be ours.
     pub(crate) fn deadline(&self) -> BootInstant {
         self.since.add(self.validity)
@@ -75,9 +100,16 @@ impl std::fmt::Display for LockError {
     }
 }
 
+/// What a grant must give besides the lock: a fencing number (`--fence`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Grant {
+    pub(crate) fence: bool,
+}
+
 pub(crate) struct Redlock {
     nodes: Nodes,
     observer: Option<Observer>,
+    grant: Grant,
 }
 
 impl Redlock {
@@ -85,7 +117,13 @@ impl Redlock {
         Redlock {
             nodes: Nodes::new(servers, timeout),
             observer: None,
+            grant: Grant::default(),
         }
+    }
+
+    /// What every later acquisition must also give.
+    pub(crate) fn set_grant(&mut self, grant: Grant) {
+        self.grant = grant;
     }
 
     pub(crate) fn servers(&self) -> &[Server] {
@@ -99,7 +137,8 @@ impl Redlock {
     /// One Redlock attempt. On any failure the key is deleted (compare-and-delete) on every
     /// server where the SET may have landed, including those that did not answer. Also returns
     /// what the refusing servers showed of the current holder: the holder's value and PTTL come
-    /// back in the reply to the SET (one script), so they cost no round trip.
+    /// back in the reply to the SET (one script), so they cost no round trip. With `--fence` the
+    /// same script reads the fencing counter, and one more round writes the fence (fence.rs).
     fn attempt(
         &mut self,
         key: &str,
@@ -118,19 +157,26 @@ impl Redlock {
             ),
             None => ("", 0, 0, false),
         };
+        let counter_key = self.grant.fence.then(|| fence::fence_key(key));
         let op: Op<Vote> = {
             let (key, queue, token, id) =
                 (key.to_string(), queue, token.to_string(), id.to_string());
+            let counter_key = counter_key.clone();
             Arc::new(move |con| {
-                let (set, value, pttl, rank, foreign): (
+                let mut invocation = scripts::acquire().key(&key);
+                invocation.key(&queue);
+                // With --fence only: the counter, read in the same script as the SET.
+                if let Some(counter_key) = &counter_key {
+                    invocation.key(counter_key);
+                }
+                let (set, value, pttl, rank, foreign, counter): (
                     i64,
                     Option<String>,
                     Option<i64>,
                     i64,
                     Option<String>,
-                ) = scripts::acquire()
-                    .key(&key)
-                    .key(&queue)
+                    u64,
+                ) = invocation
                     .arg(&token)
                     .arg(ttl_ms)
                     .arg(&id)
@@ -144,6 +190,7 @@ impl Redlock {
                     pttl: pttl.unwrap_or(-1),
                     rank: u64::try_from(rank).ok(),
                     foreign,
+                    counter,
                 })
             })
         };
@@ -203,44 +250,52 @@ impl Redlock {
             )
         });
         let result = match (outcome.verdict(self.nodes.len()), validity) {
-            (Verdict::Yes, Some(validity)) => Ok(Held {
-                token: token.to_string(),
-                ttl,
-                validity,
-                since: started,
-                votes: outcome.yes,
-            }),
-            (verdict, _) => {
-                // A server that said no holds someone else's key, not ours: only the others
-                // (yes, or no answer: the SET may have landed) need the delete.
-                // The servers the round did not wait for are cleaned up by their own worker,
-                // after their late answer.
-                let maybe_ours: Vec<bool> = replies
-                    .iter()
-                    .zip(&unasked)
-                    .map(|(reply, unasked)| {
-                        !unasked && !matches!(&reply.result, Ok(vote) if !vote.set)
-                    })
-                    .collect();
-                pending.settle(Some(self.late_cleanup(key, token)));
-                self.release_on(&maybe_ours, key, token);
-                Err(if outcome.answered() < self.quorum() {
-                    self.unavailable(&replies, outcome.answered())
-                } else if verdict == Verdict::Yes {
-                    LockError::Unavailable {
-                        detail: format!(
-                            "the servers took {} ms of the {} ms ttl to answer; no validity left",
-                            outcome
-                                .last_at
-                                .map_or(0, |at| at.since(started).as_millis()),
-                            ttl_ms
-                        ),
-                    }
+            (Verdict::Yes, Some(validity)) => {
+                let held = Held::granted(token, ttl, validity, started, outcome.yes);
+                if counter_key.is_some() {
+                    // The counters of the servers that granted before the round was decided:
+                    // a quorum, which is all the register needs (fence.rs).
+                    let counters: Vec<Option<u64>> = replies
+                        .iter()
+                        .map(|reply| match &reply.result {
+                            Ok(vote) if vote.set => Some(vote.counter),
+                            _ => None,
+                        })
+                        .collect();
+                    self.write_fence(key, held, &counters)
                 } else {
-                    LockError::Busy { holder: None }
-                })
+                    Ok(held)
+                }
             }
+            (verdict, _) => Err(if outcome.answered() < self.quorum() {
+                self.unavailable(&replies, outcome.answered())
+            } else if verdict == Verdict::Yes {
+                LockError::Unavailable {
+                    detail: format!(
+                        "the servers took {} ms of the {} ms ttl to answer; no validity left",
+                        outcome
+                            .last_at
+                            .map_or(0, |at| at.since(started).as_millis()),
+                        ttl_ms
+                    ),
+                }
+            } else {
+                LockError::Busy { holder: None }
+            }),
         };
+        if result.is_err() {
+            // A server that said no holds someone else's key, not ours: only the others (yes,
+            // or no answer: the SET may have landed) need the delete. The servers the round did
+            // not wait for are cleaned up by their own worker, after their late answer. (A
+            // fence that could not be written fails the grant here too, and is cleaned up alike.)
+            let maybe_ours: Vec<bool> = replies
+                .iter()
+                .zip(&unasked)
+                .map(|(reply, unasked)| !unasked && !matches!(&reply.result, Ok(vote) if !vote.set))
+                .collect();
+            pending.settle(Some(self.late_cleanup(key, token)));
+            self.release_on(&maybe_ours, key, token);
+        }
         let mut seen = Seen::from_votes(&replies, token);
         seen.round = started.elapsed();
         (result, seen)
@@ -376,6 +431,8 @@ struct Vote {
     rank: Option<u64>,
     /// The key's type when another client keeps a non-string there (Redisson's hash).
     foreign: Option<String>,
+    /// With `--fence`: the fencing counter this server had when it granted.
+    counter: u64,
 }
 
 /// What the refusing servers showed of the holder.

@@ -6,7 +6,7 @@ use redis::Script;
 use std::sync::OnceLock;
 
 /// `SET key token NX PX ttl`, and when the key is taken, what it holds and for how long, in the
-/// same round trip: {1, nil, 0, -1, nil} when set, else {0, value (strings only), pttl, rank,
+/// same round trip: {1, nil, 0, -1, nil, counter} when set, else {0, value (strings only), pttl, rank,
 /// type (other types only)}. A script
 /// rather than a pipeline because a pipeline is several replies, and the client waits its full
 /// read timeout for each one from a stopped server.
@@ -22,6 +22,9 @@ use std::sync::OnceLock;
 /// without ever shortening another's; a waiter that finds it gone joins again with the same
 /// arrival time, so its place survives. A winner leaves the queue (ARGV[6] = '1' when it
 /// may be in it). The queue only decides whom a release notifies: see `RELEASE`.
+///
+/// With `--fence`, KEYS[3] is the lock's fencing counter (see fence.rs): a grant also returns
+/// its value, read atomically with the SET, as the sixth element (0 otherwise).
 const ACQUIRE: &str = r"
 if redis.replicate_commands then redis.replicate_commands() end
 local set, value, kind = false, false, false
@@ -44,7 +47,9 @@ if not set and ARGV[3] ~= '' and value == 'next:' .. ARGV[3] then
 end
 if set then
   if ARGV[6] == '1' then redis.call('zrem', KEYS[2], ARGV[3]) end
-  return {1, false, 0, -1, false}
+  local counter = 0
+  if KEYS[3] then counter = tonumber(redis.call('hget', KEYS[3], 'fence')) or 0 end
+  return {1, false, 0, -1, false, counter}
 end
 local rank = -1
 if ARGV[3] ~= '' then
@@ -56,7 +61,7 @@ if ARGV[3] ~= '' then
   end
   rank = redis.call('zrank', KEYS[2], ARGV[3])
 end
-return {0, value, redis.call('pttl', KEYS[1]), rank, kind}";
+return {0, value, redis.call('pttl', KEYS[1]), rank, kind, 0}";
 
 /// Hands the lock to the first waiter in the queue KEYS[2] that is still listening on its
 /// channel ($prefix followed by its id): wakes it, takes it out of the queue, and leaves in the

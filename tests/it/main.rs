@@ -8,6 +8,7 @@ mod crowd;
 mod engine;
 mod exec;
 mod faults;
+mod fence;
 mod ops;
 mod partial;
 mod sentinel;

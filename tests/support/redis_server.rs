@@ -174,6 +174,17 @@ impl Redis {
             let _ = child.wait();
         }
     }
+
+    /// Kill, then start again on the same port with an empty dataset (persistence is off): a
+    /// server that lost everything it knew.
+    pub fn restart(&mut self) {
+        self.kill();
+        assert!(
+            self.spawn(),
+            "redis-server could not restart on port {}",
+            self.port
+        );
+    }
 }
 
 impl Drop for Redis {

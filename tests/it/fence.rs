@@ -1,0 +1,367 @@
+//! Fencing numbers (`--fence`): strictly increasing across grants whatever minority of servers
+//! is stopped, restarted empty or slow, visible to exec's command, acquire, status and the log,
+//! and kept in a counter key that no lock name can reach.
+
+use crate::harness::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const COUNTER: &str = "redlock:job\u{1f}fence";
+
+fn json(output: &std::process::Output) -> serde_json::Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
+    serde_json::from_str(&stdout_of(output)).expect("acquire --json prints JSON")
+}
+
+/// `acquire job --fence --json` then `release`; returns the fence.
+fn grant(cluster: &Cluster, timeout: &str) -> u64 {
+    let output = cluster
+        .redlock()
+        .args(["acquire", "job", "--fence", "--json", "--timeout", timeout])
+        .output()
+        .unwrap();
+    let granted = json(&output);
+    let token = granted["token"].as_str().unwrap().to_string();
+    cluster
+        .redlock()
+        .args(["release", "job", "--token", &token, "--timeout", timeout])
+        .assert()
+        .code(0);
+    granted["fence"].as_u64().expect("a fence in the JSON")
+}
+
+fn counter(redis: &Redis) -> Option<u64> {
+    let value: Option<String> = redis::cmd("HGET")
+        .arg(COUNTER)
+        .arg("fence")
+        .query(&mut redis.connection())
+        .unwrap();
+    value.map(|v| v.parse().unwrap())
+}
+
+#[test]
+fn acquire_fence_prints_a_growing_number_and_status_shows_the_holders() {
+    let cluster = Cluster::start(3);
+    let first = json(
+        &cluster
+            .redlock()
+            .args(["acquire", "job", "--fence", "--json", "--ttl", "20s"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(first["fence"], 1);
+    let token = first["token"].as_str().unwrap();
+    let status = cluster.redlock().args(["status", "job"]).output().unwrap();
+    assert!(
+        stdout_of(&status).contains(", fence 1\n"),
+        "{}",
+        stdout_of(&status)
+    );
+    let status = cluster
+        .redlock()
+        .args(["status", "job", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json(&status)["fence"], 1);
+    cluster
+        .redlock()
+        .args(["release", "job", "--token", token])
+        .assert()
+        .code(0);
+
+    // Plain acquire: the token, then the fence on a second line.
+    let plain = cluster
+        .redlock()
+        .args(["acquire", "job", "--fence"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&plain);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[1], "2");
+    assert_eq!(cluster.holding("redlock:job", lines[0]), 3);
+    cluster
+        .redlock()
+        .args(["release", "job", "--token", lines[0]])
+        .assert()
+        .code(0);
+
+    // Without --fence nothing about fences is sent, printed or shown.
+    let unfenced = json(
+        &cluster
+            .redlock()
+            .args(["acquire", "other", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert!(unfenced.get("fence").is_none(), "{unfenced}");
+    for server in &cluster.servers {
+        let exists: i64 = redis::cmd("EXISTS")
+            .arg("redlock:other\u{1f}fence")
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(exists, 0);
+    }
+    let status = cluster
+        .redlock()
+        .args(["status", "other", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json(&status)["fence"], serde_json::Value::Null);
+    // A holder without a fence is not shown the previous holder's.
+    let token = json(
+        &cluster
+            .redlock()
+            .args(["acquire", "job", "--json"])
+            .output()
+            .unwrap(),
+    )["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let status = cluster.redlock().args(["status", "job"]).output().unwrap();
+    assert!(
+        !stdout_of(&status).contains("fence"),
+        "{}",
+        stdout_of(&status)
+    );
+    assert_eq!(cluster.holding("redlock:job", &token), 3);
+}
+
+#[test]
+fn fence_counter_cannot_collide_with_any_lock_name() {
+    let cluster = Cluster::start(3);
+    // The obvious suffix would be this lock's key: it must stay an ordinary, separate lock.
+    let neighbour = json(
+        &cluster
+            .redlock()
+            .args(["acquire", "job:fence", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let neighbour = neighbour["token"].as_str().unwrap().to_string();
+    assert_eq!(grant(&cluster, TEST_TIMEOUT), 1);
+    assert_eq!(grant(&cluster, TEST_TIMEOUT), 2);
+    assert_eq!(cluster.holding("redlock:job:fence", &neighbour), 3);
+    // A round ends at a quorum, so the write-back reaches at least a quorum (not always all).
+    let counters = || -> Vec<Option<u64>> { cluster.servers.iter().map(counter).collect() };
+    let before = counters();
+    assert!(
+        before.iter().filter(|c| **c == Some(2)).count() >= 2,
+        "{before:?}"
+    );
+    assert!(before.iter().all(|c| *c <= Some(2)), "{before:?}");
+    // The counter's own key is not a name anyone can lock, release or force-release.
+    for command in [
+        vec!["acquire", "job\u{1f}fence"],
+        vec!["release", "job\u{1f}fence", "--force"],
+        vec!["status", "job\u{1f}fence"],
+    ] {
+        let output = cluster.redlock().args(&command).output().unwrap();
+        assert_eq!(output.status.code(), Some(64), "{command:?}");
+        assert!(stderr_of(&output).contains("control character"));
+    }
+    assert_eq!(counters(), before);
+    // And the listing shows the two locks' worth of names, not the counter.
+    let listing = cluster
+        .redlock()
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let names: Vec<String> = json(&listing)["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|lock| lock["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["job:fence"]);
+}
+
+/// The schedule from issue 11 made real. "max of per-server INCR" would hand out 3 after 4
+/// in phase 3 (A and C each at 3); the quorum register reads C's 4 and gives 5. Phase 4 restarts
+/// C without its data (persistence is off): A, in every quorum with C, still has the counter.
+#[test]
+fn fence_survives_the_split_quorum_schedule() {
+    let mut cluster = Cluster::start(3);
+    let timeout = "150ms";
+    let mut fences = Vec::new();
+    // Phase 1: C is stopped; grants on {A, B}.
+    cluster.servers[2].stop();
+    fences.push(grant(&cluster, timeout));
+    fences.push(grant(&cluster, timeout));
+    // Phase 2: A is stopped; grants on {B, C}, where C starts from nothing.
+    cluster.servers[2].resume();
+    cluster.servers[0].stop();
+    fences.push(grant(&cluster, timeout));
+    fences.push(grant(&cluster, timeout));
+    // Phase 3: B is stopped; grants on {A, C}: A is behind, C is not.
+    cluster.servers[0].resume();
+    cluster.servers[1].stop();
+    fences.push(grant(&cluster, timeout));
+    // Phase 4: C restarts empty; still on {A, C}.
+    cluster.servers[2].restart();
+    assert_eq!(counter(&cluster.servers[2]), None);
+    fences.push(grant(&cluster, timeout));
+    // Phase 5: B is back, A stopped; grants on {B, C}: both were behind A once.
+    cluster.servers[1].resume();
+    cluster.servers[0].stop();
+    fences.push(grant(&cluster, timeout));
+    cluster.servers[0].resume();
+    assert_eq!(fences, [1, 2, 3, 4, 5, 6, 7]);
+    let counters: Vec<Option<u64>> = cluster.servers.iter().map(counter).collect();
+    assert_eq!(counters, [Some(6), Some(7), Some(7)]);
+}
+
+#[test]
+fn exec_fence_gives_the_command_its_fence_and_nested_execs_the_right_one() {
+    let cluster = Cluster::start(3);
+    let show = "echo \"$REDLOCK_NAME=${REDLOCK_FENCE:-none}\"";
+    let output = cluster
+        .redlock()
+        .args(["exec", "job", "--fence", "--", "sh", "-c", show])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stdout_of(&output), "job=1");
+    // Re-entered: the inner exec runs under the outer grant and passes its fence on. Another
+    // lock taken inside without --fence does not see the outer lock's fence.
+    let script = format!(
+        "{show}; redlock exec job --fence -- sh -c '{inner}'; redlock exec other -- sh -c '{inner}'",
+        inner = show.replace('"', "")
+    );
+    let output = cluster
+        .redlock()
+        .env("PATH", path_with_redlock())
+        .args(["exec", "job", "--fence", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stdout_of(&output), "job=2\njob=2\nother=none");
+    // Re-entered with --fence under an outer exec that has none: refused, not made up.
+    let output = cluster
+        .redlock()
+        .env("PATH", path_with_redlock())
+        .args([
+            "exec",
+            "job",
+            "--",
+            "sh",
+            "-c",
+            "redlock exec job --fence -- true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(64), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("without --fence"));
+    // The JSON log's acquired event carries the fence.
+    let output = cluster
+        .redlock()
+        .args(["--log-format", "json"])
+        .args(["exec", "job", "--fence", "--", "true"])
+        .output()
+        .unwrap();
+    let acquired = stderr_of(&output)
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["event"] == "acquired")
+        .expect("an acquired event");
+    assert_eq!(acquired["fence"], 3);
+}
+
+fn path_with_redlock() -> String {
+    let dir = redlock_path().parent().unwrap().display().to_string();
+    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
+/// `workers` processes, each making `grants` `exec --fence` grants of one name over 5 servers,
+/// while a random minority (1 or 2 servers) is stopped and resumed. Each command appends its
+/// REDLOCK_FENCE to a file inside its critical section, so the file is in grant order.
+fn fences_grow_under_contention_and_faults(workers: usize, grants: usize) {
+    let cluster = Arc::new(Cluster::start(5));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fences");
+    let done = Arc::new(AtomicBool::new(false));
+    let chaos = {
+        let cluster = Arc::clone(&cluster);
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut rounds = 0;
+            while !done.load(Ordering::Relaxed) {
+                let mut order: Vec<usize> = (0..5).collect();
+                shuffle(&mut order);
+                let stopped = &order[..1 + rounds % 2];
+                for &i in stopped {
+                    cluster.servers[i].stop();
+                }
+                std::thread::sleep(Duration::from_millis(300));
+                for &i in stopped {
+                    cluster.servers[i].resume();
+                }
+                std::thread::sleep(Duration::from_millis(200));
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let append = format!("echo \"$REDLOCK_FENCE\" >> '{}'", file.display());
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let cluster = Arc::clone(&cluster);
+            let append = append.clone();
+            std::thread::spawn(move || {
+                for _ in 0..grants {
+                    let output = cluster
+                        .redlock()
+                        .args(["exec", "job", "--fence", "--wait", "60s", "--ttl", "3s"])
+                        .args(["--timeout", "100ms", "--retry-delay", "50ms"])
+                        .args(["--", "sh", "-c", &append])
+                        .output()
+                        .unwrap();
+                    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+                }
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+    done.store(true, Ordering::Relaxed);
+    let rounds = chaos.join().unwrap();
+    for result in results {
+        result.unwrap();
+    }
+    assert!(rounds >= 2, "the faults never happened");
+    let fences: Vec<u64> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|line| line.parse().expect("a number in REDLOCK_FENCE"))
+        .collect();
+    assert_eq!(fences.len(), workers * grants);
+    for pair in fences.windows(2) {
+        assert!(
+            pair[0] < pair[1],
+            "fence {} came after {}",
+            pair[1],
+            pair[0]
+        );
+    }
+}
+
+fn shuffle(items: &mut [usize]) {
+    for i in (1..items.len()).rev() {
+        let mut byte = [0u8; 1];
+        getrandom::fill(&mut byte).unwrap();
+        items.swap(i, byte[0] as usize % (i + 1));
+    }
+}
+
+#[test]
+fn fences_grow_with_8_contending_processes_while_servers_stop() {
+    fences_grow_under_contention_and_faults(8, 10);
+}
+
+/// The full run of issue 11: `cargo test --test it fences_grow_500 -- --ignored` (a few minutes).
+#[test]
+#[ignore]
+fn fences_grow_500_grants_by_8_processes_while_servers_stop() {
+    fences_grow_under_contention_and_faults(8, 63);
+}
