@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 #[path = "../tests/support/redis_server.rs"]
 mod redis_server;
 use redis_server::Redis;
+mod grants;
 
 const REDLOCK: &str = env!("CARGO_BIN_EXE_redlock");
 const SERVERS: usize = 5;
@@ -61,6 +62,7 @@ fn main() {
         bench.part_c(&mut report, workers, sections, exec);
         bench.part_d(&mut report, &servers, runs.min(50));
         bench.part_e(&mut report, exec);
+        bench.part_h(&mut report, runs);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -49,6 +49,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How 
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -67,6 +68,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l limit -d 'NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -85,6 +87,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l ttl -d 'The new TTL, counted from now (at most 7d)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l limit -d 'NAME is a semaphore of N slots: extend the slot TOKEN holds' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -101,6 +104,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose 
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l limit -d 'NAME is a semaphore of N slots: show each slot\'s holder and TTL' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -121,6 +125,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l ttl -d 'How lon
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r

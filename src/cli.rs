@@ -228,6 +228,12 @@ pub(crate) struct TakeArgs {
     /// second line, or as "fence" with --json). Costs one more round
     #[arg(long, env = "REDLOCK_FENCING")]
     pub(crate) fence: bool,
+
+    /// Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a
+    /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). Every user of the
+    /// semaphore must give the same N; the mutex NAME is a different lock
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -261,6 +267,10 @@ pub(crate) struct ReleaseArgs {
     /// there was nothing. Deliberately has no environment variable: it must be typed each time
     #[arg(long, conflicts_with = "token")]
     pub(crate) force: bool,
+
+    /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -279,6 +289,10 @@ pub(crate) struct ExtendArgs {
     /// Print one JSON object instead of the validity
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
+
+    /// NAME is a semaphore of N slots: extend the slot TOKEN holds
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -289,6 +303,10 @@ pub(crate) struct StatusArgs {
     /// Print JSON for programs
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
+
+    /// NAME is a semaphore of N slots: show each slot's holder and TTL
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -327,6 +345,19 @@ pub(crate) const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest `--kill-after`.
 pub(crate) const MAX_KILL_AFTER: Duration = Duration::from_secs(3600);
+/// The most slots a semaphore may have: every attempt's script walks them, and a semaphore that
+/// wide is better served by a queue or a rate limiter.
+pub(crate) const MAX_LIMIT: usize = 1000;
+
+/// A semaphore's number of slots, `--limit`: a whole number from 1 to `MAX_LIMIT`.
+fn limit(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a number of slots; expected a whole number from 1 to {MAX_LIMIT}"
+        )),
+    }
+}
 
 fn ttl(text: &str) -> Result<Duration, String> {
     at_most(text, duration(text)?, MAX_TTL)
@@ -365,6 +396,12 @@ fn token(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
         return Err(format!(
             "{text:?} is empty; expected the token `redlock acquire` printed"
+        ));
+    }
+    if text.trim_end().contains('\n') {
+        // `TOKEN=$(redlock acquire NAME --fence)` captures the fence's line too.
+        return Err(format!(
+            "{text:?} has more than one line; expected the token alone (acquire --fence prints the token, then the fence on a second line)"
         ));
     }
     Ok(text.to_string())
@@ -456,10 +493,20 @@ mod tests {
     }
 
     #[test]
+    fn limits_are_whole_numbers_from_1_to_the_cap() {
+        assert_eq!(limit("3"), Ok(3));
+        assert_eq!(limit("1000"), Ok(MAX_LIMIT));
+        for bad in ["0", "-1", "three", "1001", "2.5", ""] {
+            assert!(limit(bad).unwrap_err().contains("from 1 to 1000"), "{bad}");
+        }
+    }
+
+    #[test]
     fn blank_tokens_are_refused() {
         assert!(token("").is_err());
         assert!(token(" \t").unwrap_err().contains("expected the token"));
         assert_eq!(token("abc").as_deref(), Ok("abc"));
+        assert!(token("abc\n7").unwrap_err().contains("second line"));
     }
 
     mod properties {

@@ -14,6 +14,7 @@ mod progress;
 mod report;
 mod server;
 mod signals;
+mod slots;
 mod status;
 mod take;
 mod token;

@@ -17,7 +17,7 @@ pub(crate) fn acquire(
     args: &AcquireArgs,
 ) -> anyhow::Result<Outcome> {
     let take = &args.take;
-    let key = config.key(&take.name)?;
+    let key = crate::take::target_key(config, take)?;
     config.check_ttl(take.ttl)?;
     let (wake_tx, wakes) = mpsc::channel();
     if take.wait.is_some() {
@@ -33,6 +33,7 @@ pub(crate) fn acquire(
     }
     let mut lock = config.redlock(reporter);
     let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes), reporter)?;
+    let key = held.key_in(&key);
     let output = if args.json {
         let mut output = serde_json::json!({
             "name": take.name,
@@ -45,6 +46,9 @@ pub(crate) fn acquire(
         });
         if let Some(fence) = held.fence {
             output["fence"] = fence.into();
+        }
+        if let Some(slot) = held.slot {
+            output["slot"] = slot.into();
         }
         output.to_string()
     } else {
@@ -74,10 +78,14 @@ pub(crate) fn release(
     let key = config.key(&args.name)?;
     let mut lock = config.redlock(reporter);
     let Some(token) = args.token.as_deref().filter(|_| !args.force) else {
-        return force_release(&mut lock, reporter, &args.name, &key);
+        return match args.limit {
+            Some(slots) => force_release_slots(&mut lock, reporter, &args.name, &key, slots),
+            None => force_release(&mut lock, reporter, &args.name, &key),
+        };
     };
-    match lock.release(&key, token) {
-        Ok(released) => {
+    let held = held_key(&mut lock, key, args.limit, token);
+    match held.and_then(|key| Ok((lock.release(&key, token)?, key))) {
+        Ok((released, key)) => {
             for (server, why) in &released.failures {
                 reporter.warn(&format!(
                     "{server}: {why}; the lock there expires by its ttl"
@@ -113,6 +121,42 @@ pub(crate) fn release(
             format!("cannot tell whether lock '{}' was released: {err}", args.name),
         )),
     }
+}
+
+/// The key `token` holds: `key` itself, or with `--limit` the semaphore slot it is in.
+fn held_key(
+    lock: &mut Redlock,
+    key: String,
+    limit: Option<usize>,
+    token: &str,
+) -> Result<String, LockError> {
+    let Some(slots) = limit else {
+        return Ok(key);
+    };
+    let semaphore = lock::semaphore::semaphore_key(&key);
+    let slot = lock.find_slot(&semaphore, slots, token)?;
+    Ok(lock::semaphore::slot_key(&semaphore, slot))
+}
+
+/// `release --force --limit N`: every slot of the semaphore, one after the other.
+fn force_release_slots(
+    lock: &mut Redlock,
+    reporter: Reporter,
+    name: &str,
+    key: &str,
+    slots: usize,
+) -> anyhow::Result<Outcome> {
+    let semaphore = lock::semaphore::semaphore_key(key);
+    let mut last = None;
+    for slot in 0..slots {
+        let slot_key = lock::semaphore::slot_key(&semaphore, slot);
+        match force_release(lock, reporter, name, &slot_key) {
+            Ok(outcome) => last = Some(Ok(outcome)),
+            Err(err) if last.is_none() => last = Some(Err(err)),
+            Err(_) => {}
+        }
+    }
+    last.unwrap_or(Ok(Outcome::Negative))
 }
 
 fn force_release(
@@ -171,8 +215,9 @@ pub(crate) fn extend(
     let key = config.key(&args.name)?;
     config.check_ttl(args.ttl)?;
     let mut lock = config.redlock(reporter);
-    match lock.extend(&key, &args.token, args.ttl) {
-        Ok(held) => {
+    let held = held_key(&mut lock, key, args.limit, &args.token);
+    match held.and_then(|key| Ok((lock.extend(&key, &args.token, args.ttl)?, key))) {
+        Ok((held, key)) => {
             reporter.emit(&Event::Renewed {
                 name: &args.name,
                 key: &key,

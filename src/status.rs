@@ -19,9 +19,12 @@ pub(crate) fn run(
     args: &StatusArgs,
 ) -> anyhow::Result<Outcome> {
     let mut lock = config.redlock(reporter);
-    match &args.name {
-        Some(name) => one(config, &mut lock, name, args.json),
-        None => all(config, &mut lock, args.json),
+    match (&args.name, args.limit) {
+        (Some(name), Some(slots)) => {
+            crate::slots::status(config, &mut lock, name, slots, args.json)
+        }
+        (Some(name), None) => one(config, &mut lock, name, args.json),
+        (None, _) => all(config, &mut lock, args.json),
     }
 }
 
@@ -161,7 +164,7 @@ fn row_state(key: &KeyState, verdict: &Holding) -> String {
     }
 }
 
-fn one_json(
+pub(crate) fn one_json(
     name: &str,
     key: &str,
     quorum: usize,
@@ -289,8 +292,8 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
                 )
             })
             .count();
-        let name = key.strip_prefix(config.prefix.as_str()).unwrap_or(key);
-        locks.push((name.to_string(), key.to_string(), verdict, holding, states));
+        let name = crate::slots::listed_name(key, &config.prefix);
+        locks.push((name, key.to_string(), verdict, holding, states));
     }
     let text = if as_json {
         let list: Vec<Value> = locks
@@ -299,6 +302,9 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
                 let mut lock = verdict_json(name, key, verdict);
                 lock.insert("servers_holding".into(), json!(holding));
                 lock.insert("servers".into(), json!(states.len()));
+                if let Some((_, slot)) = crate::lock::semaphore::split_slot_key(key) {
+                    lock.insert("slot".into(), json!(slot));
+                }
                 Value::Object(lock)
             })
             .collect();
@@ -314,19 +320,7 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
             "VALID FOR".to_string(),
         ]];
         for (name, _, verdict, holding, states) in &locks {
-            let (state, holder, valid) = match verdict {
-                Holding::Held {
-                    token, validity, ..
-                } => (
-                    "held",
-                    lock::describe_token(token),
-                    validity.map_or("no expiry".into(), human::duration),
-                ),
-                Holding::Foreign { kind, .. } => ("held", lock::describe_foreign(kind), "-".into()),
-                Holding::Free => ("free", "-".into(), "-".into()),
-                Holding::Partial { .. } => ("partial", "-".into(), "-".into()),
-                Holding::Unknown => ("unknown", "-".into(), "-".into()),
-            };
+            let (state, holder, valid) = listed(verdict);
             rows.push([
                 name.clone(),
                 state.into(),
@@ -355,13 +349,30 @@ fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Out
     Ok(Outcome::Success)
 }
 
-fn print(text: &str) {
+/// A listed lock's state, holder and validity.
+pub(crate) fn listed(verdict: &Holding) -> (&'static str, String, String) {
+    match verdict {
+        Holding::Held {
+            token, validity, ..
+        } => (
+            "held",
+            lock::describe_token(token),
+            validity.map_or("no expiry".into(), human::duration),
+        ),
+        Holding::Foreign { kind, .. } => ("held", lock::describe_foreign(kind), "-".into()),
+        Holding::Free => ("free", "-".into(), "-".into()),
+        Holding::Partial { .. } => ("partial", "-".into(), "-".into()),
+        Holding::Unknown => ("unknown", "-".into(), "-".into()),
+    }
+}
+
+pub(crate) fn print(text: &str) {
     // A closed pipe (`redlock status | head -1`) is not an error worth reporting.
     let _ = writeln!(std::io::stdout(), "{text}");
 }
 
 /// Columns padded to their widest cell, two spaces apart; the last column is not padded.
-fn align<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
     let mut widths = [0usize; N];
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

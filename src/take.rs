@@ -2,12 +2,23 @@
 //! and release notifications), the refusals turned into outcomes, and the checks after a grant.
 
 use crate::cli::TakeArgs;
+use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::lock::{self, Grant, LockError, Redlock, RetryPolicy, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
 use std::sync::mpsc;
+
+/// The key to acquire for `take`: the lock's, or with `--limit` the semaphore's, whose slots
+/// the grant picks from (`Held::key_in` names the one it holds).
+pub(crate) fn target_key(config: &Config, take: &TakeArgs) -> anyhow::Result<String> {
+    let key = config.key(&take.name)?;
+    Ok(match take.limit {
+        Some(_) => lock::semaphore::semaphore_key(&key),
+        None => key,
+    })
+}
 
 /// Acquires `key`, turning refusals into outcomes. Signals and release notifications arrive on
 /// `wakes`; `notify` is its sending side, for the subscriptions. `command` is what `exec` runs,
@@ -41,7 +52,10 @@ pub(crate) fn take_lock(
         notify: take.wait.map(|_| notify.clone()),
         progress: Some(&mut show),
     };
-    lock.set_grant(Grant { fence: take.fence });
+    lock.set_grant(Grant {
+        fence: take.fence,
+        slots: take.limit,
+    });
     let started = crate::clock::BootInstant::now();
     let mut new_token = || token::new_token(command);
     let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
@@ -56,12 +70,12 @@ pub(crate) fn take_lock(
     if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
         // the command), so give the lock back rather than leave it to expire.
-        let _ = lock.release(key, &held.token);
+        let _ = lock.release(&held.key_in(key), &held.token);
         return Err(exit::quietly(Outcome::Signal(signal)));
     }
     reporter.emit(&Event::Acquired {
         name: &take.name,
-        key,
+        key: &held.key_in(key),
         token: &held.token,
         ttl: held.ttl,
         validity: held.validity,

@@ -33,8 +33,8 @@ pub(crate) enum SpawnError {
 }
 
 impl Supervised {
-    /// Starts `argv` with `env` added (or, for a `None` value, removed). Must be called from the main thread: the kernel sends the
-    /// parent-death signal when the *thread* that forked exits.
+    /// Starts `argv` with `env` added (or, for a `None` value, removed). Must be called from the
+    /// main thread: the kernel sends the parent-death signal when the *thread* that forked exits.
     pub(crate) fn spawn(
         argv: &[String],
         env: &[(&str, Option<&str>)],

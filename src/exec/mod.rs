@@ -30,7 +30,7 @@ enum Event {
 
 pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyhow::Result<Outcome> {
     let take = &args.take;
-    let key = config.key(&take.name)?;
+    let key = crate::take::target_key(config, take)?;
     config.check_ttl(take.ttl)?;
     let schedule = Schedule {
         ttl: take.ttl,
@@ -39,7 +39,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     };
     check_renewable(&schedule)?;
     let mut lock = config.redlock(reporter);
-    if is_reentry(&mut lock, &key) {
+    if is_reentry(&mut lock, &reentry_key(&key, take.limit)) {
         if take.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
             // The outer exec holds the lock without a fence; inventing one here would not be
             // the grant's, and running without one would ignore --fence.
@@ -62,6 +62,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         (&wake_tx, &wakes),
         reporter,
     )?;
+    let key = held.key_in(&key);
     let servers = lock.servers().len();
     let lifecycle = Lifecycle {
         name: &take.name,
@@ -72,6 +73,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     };
 
     let fence = held.fence.map(|fence| fence.to_string());
+    let slot = held.slot.map(|slot| slot.to_string());
     // An outer exec's REDLOCK_FENCE belongs to another lock: the command must not mistake it
     // for this lock's, so it is removed when this grant has none.
     let env = [
@@ -79,6 +81,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         ("REDLOCK_KEY", Some(key.as_str())),
         ("REDLOCK_TOKEN", Some(held.token.as_str())),
         ("REDLOCK_FENCE", fence.as_deref()),
+        ("REDLOCK_SLOT", slot.as_deref()),
     ];
     let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
         Ok(command) => command,
@@ -245,6 +248,19 @@ fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
             }
         }
     });
+}
+
+/// The key an enclosing exec of the same lock would hold: the lock's own, or for a semaphore
+/// the slot named in the inherited `REDLOCK_KEY`, if it is one of this semaphore's.
+fn reentry_key(key: &str, limit: Option<usize>) -> String {
+    let Some(limit) = limit else {
+        return key.to_string();
+    };
+    let outer = std::env::var("REDLOCK_KEY").unwrap_or_default();
+    match lock::semaphore::split_slot_key(&outer) {
+        Some((semaphore, slot)) if semaphore == key && slot < limit => outer,
+        _ => key.to_string(),
+    }
 }
 
 /// Re-entry: we run inside a command that already holds this lock (`REDLOCK_KEY` and

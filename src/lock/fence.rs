@@ -75,7 +75,7 @@ return 1";
 const READ_FENCE: &str = r"
 return {tonumber(redis.call('hget', KEYS[1], 'fence')) or 0, redis.call('hget', KEYS[1], 'token')}";
 
-fn script(cell: &'static OnceLock<Script>, source: &str) -> &'static Script {
+pub(super) fn script(cell: &'static OnceLock<Script>, source: &str) -> &'static Script {
     cell.get_or_init(|| Script::new(source))
 }
 

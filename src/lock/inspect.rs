@@ -125,10 +125,13 @@ impl Redlock {
                     .arg("COUNT")
                     .arg(1000)
                     .query(con)?;
-                // Waiter queues live beside their locks (`scripts::queue_key`); they are not locks.
+                // Waiter queues and fencing counters live beside their locks; they are not
+                // locks. A semaphore's slots are.
                 let keys: Vec<String> = keys
                     .into_iter()
-                    .filter(|key| !key.contains('\x1f'))
+                    .filter(|key| {
+                        !key.contains('\x1f') || super::semaphore::split_slot_key(key).is_some()
+                    })
                     .collect();
                 if !keys.is_empty() {
                     let mut pipe = redis::pipe();

@@ -10,6 +10,7 @@ mod nodes;
 mod observe;
 pub(crate) mod quorum;
 mod scripts;
+pub(crate) mod semaphore;
 mod wait;
 mod wake;
 
@@ -100,10 +101,12 @@ impl std::fmt::Display for LockError {
     }
 }
 
-/// What a grant must give besides the lock: a fencing number (`--fence`).
+/// What a grant must give besides the lock: a fencing number (`--fence`), and whether the key
+/// names a semaphore of `slots` slots (`--limit`, semaphore.rs) rather than a mutex.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Grant {
     pub(crate) fence: bool,
+    pub(crate) slots: Option<usize>,
 }
 
 pub(crate) struct Redlock {
@@ -146,6 +149,9 @@ impl Redlock {
         ttl: Duration,
         waiter: Option<&Waiter>,
     ) -> (Result<Held, LockError>, Seen) {
+        if let Some(slots) = self.grant.slots {
+            return self.attempt_slots(key, token, ttl, slots, waiter);
+        }
         let ttl_ms = ttl.as_millis() as u64;
         let queue = scripts::queue_key(key);
         let (id, stamp, lease, queued) = match waiter {

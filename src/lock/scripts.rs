@@ -202,7 +202,13 @@ pub(crate) fn cleanup_eval(key: &str, token: &str) -> redis::Cmd {
 /// lock's key (under any prefix without one) is ever a queue, and no application key is likely
 /// to end in `\x1fqueue`.
 pub(crate) fn queue_key(key: &str) -> String {
-    format!("{key}\x1fqueue")
+    format!("{}\x1fqueue", waiters_of(key))
+}
+
+/// Whose waiters a release of `key` serves: the lock's own, or for a semaphore's slot the whole
+/// semaphore's, so that freeing any slot wakes the first of those waiting for any slot.
+fn waiters_of(key: &str) -> &str {
+    super::semaphore::split_slot_key(key).map_or(key, |(semaphore, _)| semaphore)
 }
 
 /// How long a release keeps the lock for the waiter it woke (`hand_over`): time for it to hear
@@ -214,5 +220,5 @@ pub(crate) fn reservation(timeout: std::time::Duration) -> u64 {
 /// Prefix of the pub/sub channels on which waiters of `key` are woken, one per waiter: the
 /// channel is this prefix followed by the waiter's id.
 pub(crate) fn wake_prefix(key: &str) -> String {
-    format!("{key}\x1fwake\x1f")
+    format!("{}\x1fwake\x1f", waiters_of(key))
 }

@@ -11,5 +11,6 @@ mod faults;
 mod fence;
 mod ops;
 mod partial;
+mod semaphore;
 mod sentinel;
 pub mod waits;

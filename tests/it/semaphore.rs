@@ -1,0 +1,386 @@
+//! Semaphores (`--limit N`): never more than N holders, every slot used, with servers down,
+//! a killed holder's slot coming back after its TTL, and no interference with a mutex of the
+//! same name.
+
+use crate::harness::*;
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn run(cluster: &Cluster, args: &[&str]) -> std::process::Output {
+    cluster.redlock().args(args).output().unwrap()
+}
+
+fn json(output: &std::process::Output) -> serde_json::Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
+    serde_json::from_str(&stdout_of(output)).expect("JSON on stdout")
+}
+
+/// `workers` processes each run `sections` `exec --limit 3 --wait` sections that log their
+/// entry and exit; the log must never show more than 3 inside, nor two in one slot.
+fn at_most_3_inside(cluster: Arc<Cluster>, workers: usize, sections: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let section = format!(
+        "echo \"in $REDLOCK_SLOT\" >> '{log}'; sleep 0.02; echo \"out $REDLOCK_SLOT\" >> '{log}'",
+        log = log.display()
+    );
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let cluster = Arc::clone(&cluster);
+            let section = section.clone();
+            std::thread::spawn(move || {
+                for _ in 0..sections {
+                    let output = cluster
+                        .redlock()
+                        .args(["exec", "pool", "--limit", "3", "--wait", "50s"])
+                        .args(["--ttl", "5s", "--retry-delay", "100ms"])
+                        .args(["--", "sh", "-c", &section])
+                        .output()
+                        .unwrap();
+                    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut inside = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    let mut entered = 0;
+    for line in text.lines() {
+        let (what, slot) = line.split_once(' ').unwrap();
+        let slot: usize = slot.parse().expect("REDLOCK_SLOT is a number");
+        if what == "in" {
+            assert!(inside.insert(slot), "two holders in slot {slot}:\n{text}");
+            assert!(inside.len() <= 3, "more than 3 inside:\n{text}");
+            used.insert(slot);
+            entered += 1;
+        } else {
+            assert!(
+                inside.remove(&slot),
+                "left slot {slot} without entering:\n{text}"
+            );
+        }
+    }
+    assert_eq!(entered, workers * sections, "every section ran");
+    assert_eq!(used, BTreeSet::from([0, 1, 2]), "all 3 slots used");
+}
+
+#[test]
+fn semaphore_of_3_admits_16_processes_by_10_sections_3_at_a_time_in_every_slot() {
+    at_most_3_inside(Arc::new(Cluster::start(3)), 16, 10);
+}
+
+#[test]
+fn semaphore_of_3_holds_with_2_of_5_servers_killed() {
+    let mut cluster = Cluster::start(5);
+    cluster.servers[1].kill();
+    cluster.servers[3].kill();
+    at_most_3_inside(Arc::new(cluster), 16, 10);
+}
+
+#[test]
+fn a_killed_holder_frees_its_slot_after_its_ttl() {
+    let cluster = Cluster::start(3);
+    let mut holders: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            cluster.spawn(&[
+                "exec", "pool", "--limit", "2", "--ttl", "3s", "--", "sleep", "60",
+            ])
+        })
+        .collect();
+    wait_for("both slots taken", Duration::from_secs(10), || {
+        run(&cluster, &["status", "pool", "--limit", "2", "--json"])
+            .status
+            .code()
+            == Some(0)
+            && json(&run(
+                &cluster,
+                &["status", "pool", "--limit", "2", "--json"],
+            ))["held"]
+                == 2
+    });
+    assert_eq!(
+        run(&cluster, &["acquire", "pool", "--limit", "2"])
+            .status
+            .code(),
+        Some(75)
+    );
+    signal(holders[0].id() as i32, libc::SIGKILL);
+    let _ = holders[0].wait();
+    let killed = Instant::now();
+    assert_eq!(
+        run(&cluster, &["acquire", "pool", "--limit", "2"])
+            .status
+            .code(),
+        Some(75)
+    );
+    let output = run(
+        &cluster,
+        &["acquire", "pool", "--limit", "2", "--wait", "10s", "--json"],
+    );
+    let waited = killed.elapsed();
+    assert!(json(&output)["slot"].as_u64().is_some());
+    assert!(
+        waited >= Duration::from_millis(1000),
+        "the slot came back after only {waited:?}"
+    );
+    signal(holders[1].id() as i32, libc::SIGKILL);
+    let _ = holders[1].wait();
+}
+
+#[test]
+fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
+    let cluster = Cluster::start(3);
+    // A plain mutex taken on the key directly, as redis-py's Lock (SET NX PX) does.
+    for server in &cluster.servers {
+        let set: Option<String> = redis::cmd("SET")
+            .arg("redlock:job")
+            .arg("redis-py-token")
+            .arg("NX")
+            .arg("PX")
+            .arg(30_000)
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(set.as_deref(), Some("OK"));
+    }
+    let first = json(&run(
+        &cluster,
+        &["acquire", "job", "--limit", "2", "--json"],
+    ));
+    let second = json(&run(
+        &cluster,
+        &["acquire", "job", "--limit", "2", "--json"],
+    ));
+    assert_ne!(first["slot"], second["slot"]);
+    assert_eq!(
+        run(&cluster, &["acquire", "job", "--limit", "2"])
+            .status
+            .code(),
+        Some(75)
+    );
+    assert_eq!(run(&cluster, &["acquire", "job"]).status.code(), Some(75));
+    assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
+    // status tells them apart: the mutex's holder, the semaphore's two, and both in the list.
+    let mutex = json(&run(&cluster, &["status", "job", "--json"]));
+    assert_eq!(mutex["token"], "redis-py-token");
+    let semaphore = json(&run(&cluster, &["status", "job", "--limit", "2", "--json"]));
+    assert_eq!(semaphore["held"], 2);
+    let listing = json(&run(&cluster, &["status", "--json"]));
+    let slots: Vec<&serde_json::Value> = listing["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|lock| &lock["slot"])
+        .collect();
+    assert_eq!(slots, [&serde_json::Value::Null, &json!(0), &json!(1)]);
+    let table = stdout_of(&run(&cluster, &["status"]));
+    for name in ["job ", "job [slot 0]", "job [slot 1]"] {
+        assert!(table.contains(name), "{name} missing:\n{table}");
+    }
+    // release finds the slot from the token, and leaves the mutex alone.
+    for held in [&first, &second] {
+        let token = held["token"].as_str().unwrap();
+        let output = run(
+            &cluster,
+            &["release", "job", "--limit", "2", "--token", token],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        let key = held["key"].as_str().unwrap();
+        assert_eq!(cluster.values(key), vec![None, None, None]);
+    }
+    assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
+    assert_eq!(
+        run(&cluster, &["status", "job", "--limit", "2"])
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn exec_limit_gives_each_holder_its_slot_and_the_slots_fence() {
+    let cluster = Cluster::start(3);
+    let token = json(&run(
+        &cluster,
+        &["acquire", "pool", "--limit", "2", "--fence", "--json"],
+    ));
+    assert_eq!(token["fence"], 1);
+    let output = run(
+        &cluster,
+        &[
+            "exec",
+            "pool",
+            "--limit",
+            "2",
+            "--fence",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$REDLOCK_SLOT $REDLOCK_FENCE $REDLOCK_KEY\"",
+        ],
+    );
+    let other = 1 - token["slot"].as_u64().unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        format!("{other} 1 redlock:pool\u{1f}slots:{other}"),
+        "{}",
+        stderr_of(&output)
+    );
+    // Re-entered inside its own slot (the other is taken): no second slot, no wait, same fence.
+    let inner = format!(
+        "'{}' exec pool --limit 2 --fence -- sh -c 'echo $REDLOCK_SLOT $REDLOCK_FENCE'",
+        redlock_path().display()
+    );
+    let output = run(
+        &cluster,
+        &[
+            "exec", "pool", "--limit", "2", "--fence", "--", "sh", "-c", &inner,
+        ],
+    );
+    assert_eq!(
+        stdout_of(&output),
+        format!("{other} 2"),
+        "{}",
+        stderr_of(&output)
+    );
+    // extend, too, finds the slot from the token.
+    let output = run(
+        &cluster,
+        &[
+            "extend",
+            "pool",
+            "--limit",
+            "2",
+            "--token",
+            token["token"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let unknown = run(
+        &cluster,
+        &["release", "pool", "--limit", "2", "--token", "nobody"],
+    );
+    assert_eq!(unknown.status.code(), Some(1));
+}
+
+#[test]
+fn bad_limits_exit_64_and_leave_nothing() {
+    let cluster = Cluster::start(1);
+    for limit in ["0", "-1", "three", "1001", "2.5"] {
+        for command in [
+            vec!["acquire", "job"],
+            vec!["exec", "job"],
+            vec!["status", "job"],
+            vec!["release", "job", "--token", "t"],
+        ] {
+            let mut args = command.clone();
+            args.extend(["--limit", limit]);
+            if args[0] == "exec" {
+                args.extend(["--", "true"]);
+            }
+            let output = cluster.redlock().args(&args).output().unwrap();
+            assert_eq!(output.status.code(), Some(64), "{args:?}");
+            let stderr = stderr_of(&output);
+            assert!(
+                stderr.contains(limit) && stderr.contains("from 1 to 1000"),
+                "{stderr}"
+            );
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        }
+    }
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut cluster.servers[0].connection())
+        .unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+}
+
+/// Servers that disagree on which slots are free: slot 0 is taken (by a foreign value) on A
+/// only, slot 1 on B only. Whichever order the attempt tries, A and B set different slots, so
+/// one slot wins on a majority and the other, set on one server, must be deleted again.
+#[test]
+fn a_split_between_slots_wins_the_majority_slot_and_deletes_the_other() {
+    let cluster = Cluster::start(3);
+    let semaphore = "redlock:pool\u{1f}slots";
+    let slot = |s: u64| format!("{semaphore}:{s}");
+    cluster.servers[0].set(&slot(0), "foreign-0");
+    cluster.servers[1].set(&slot(1), "foreign-1");
+    for _ in 0..4 {
+        let held = json(&run(
+            &cluster,
+            &["acquire", "pool", "--limit", "2", "--json"],
+        ));
+        let token = held["token"].as_str().unwrap();
+        let won = held["slot"].as_u64().unwrap();
+        assert_eq!(held["votes"], 2);
+        assert_eq!(cluster.holding(&slot(won), token), 2);
+        assert_eq!(
+            cluster.holding(&slot(1 - won), token),
+            0,
+            "a stray was left"
+        );
+        let output = run(
+            &cluster,
+            &["release", "pool", "--limit", "2", "--token", token],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    }
+    assert_eq!(
+        cluster.servers[0].get(&slot(0)).as_deref(),
+        Some("foreign-0")
+    );
+    assert_eq!(
+        cluster.servers[1].get(&slot(1)).as_deref(),
+        Some("foreign-1")
+    );
+}
+
+/// A waiter for a full semaphore hears the release of any slot at once, as a mutex's waiter
+/// does, instead of sleeping out its (here very long) retry delay.
+#[test]
+fn a_waiter_wakes_when_any_slot_is_released() {
+    let cluster = Cluster::start(3);
+    let tokens: Vec<String> = (0..2)
+        .map(|_| cluster.acquire_token("pool", &["--limit", "2"]))
+        .collect();
+    let mut waiter = cluster.spawn(&[
+        "acquire",
+        "pool",
+        "--limit",
+        "2",
+        "--wait",
+        "60s",
+        "--retry-delay",
+        "30s",
+    ]);
+    // Its wake-up channel is the semaphore's (any slot's release serves it), one per waiter.
+    let channels = "redlock:pool\u{1f}slots\u{1f}wake\u{1f}*";
+    wait_for("the waiter to subscribe", Duration::from_secs(10), || {
+        cluster.servers.iter().all(|server| {
+            let subscribed: Vec<String> = redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .arg(channels)
+                .query(&mut server.connection())
+                .unwrap();
+            subscribed.len() == 1
+        })
+    });
+    let released = Instant::now();
+    let output = run(
+        &cluster,
+        &["release", "pool", "--limit", "2", "--token", &tokens[1]],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let status = waiter.wait().unwrap();
+    assert!(status.success());
+    assert!(
+        released.elapsed() < Duration::from_secs(5),
+        "woke only after {:?}",
+        released.elapsed()
+    );
+}
