@@ -30,9 +30,11 @@
 //!
 //! Counters only ever grow (a write that is not larger is skipped) and never expire. Like the
 //! lock itself this needs servers that keep their data: a server that restarts empty forgets
-//! its counter, which is harmless while the other servers of every quorum still have theirs
-//! (the test `fence_survives_the_split_quorum_schedule` restarts one), but not when several
-//! servers lose or miss writes over time. Hence persistence for fencing (README).
+//! its counter. That is harmless only when every later quorum still meets the write-back quorum
+//! on a server that kept it (the test `fence_survives_the_split_quorum_schedule` restarts one in
+//! such a schedule); the write-back reaches a quorum, not everyone, so a later quorum that meets
+//! it only on the restarted server reads an old number. Hence persistence for fencing (README);
+//! a delayed restart, which is enough for the locks, is not enough for the counters.
 //!
 //! The counter key is `<lock key>␟fence` (␟ = 0x1F, the ASCII unit separator), a small hash
 //! with fields `fence` (the counter) and `token` (the holder it was last issued to, so that
