@@ -36,7 +36,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of 
 json\t''"
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_needs_command" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_needs_command" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take the lock once (or keep trying for --wait) and print its token'
@@ -64,11 +64,12 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Al
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence) instead of the token'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l limit -d 'NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l hold-at-least -d 'Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the key then expires on its own. The acquisition time is the one in the token, from the acquiring host\'s wall clock. Released at once if DUR has already passed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -82,7 +83,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if there was nothing. Deliberately has no environment variable: it must be typed each time'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
@@ -101,7 +102,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l limit -d 'NAME is a semaphore of N slots: show each slot\'s holder and TTL' -r
@@ -118,7 +119,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print JSON for programs'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l ttl -d 'How long the lock lives on the servers unless extended or released (at most 7d)' -r
@@ -127,6 +128,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -s E -l conflict-e
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l hold-at-least -d 'When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a fleet: size it to the spread of the hosts\' start times and clocks' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l max-runtime -d 'Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -140,7 +143,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
@@ -155,6 +158,6 @@ complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format 
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -s q -l quiet -d 'Print errors only: no warnings, no events'
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s V -l version -d 'Print version'

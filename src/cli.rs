@@ -116,7 +116,8 @@ pub(crate) struct OutputArgs {
     )]
     pub(crate) verbose: bool,
 
-    /// Print errors only: no warnings, no events
+    /// Print errors only: no warnings, no events, nothing for a busy lock (the exit status says
+    /// it; a JSON log still gets its `busy` event)
     #[arg(short = 'q', long, env = "REDLOCK_QUIET", global = true)]
     pub(crate) quiet: bool,
 
@@ -166,6 +167,8 @@ pub(crate) enum Command {
   free      no server that answered has its key
   partial   its key is on fewer than a quorum of servers: nobody holds it; the copies expire
   unknown   too few servers answered to tell
+A lock kept after its run (exec --hold-at-least) is held: the summary says how the run ended and
+until when it is kept, and JSON has a non-null `kept`.
 
 Examples:
   redlock status nightly-backup
@@ -271,6 +274,12 @@ pub(crate) struct ReleaseArgs {
     /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
     pub(crate) limit: Option<usize>,
+
+    /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
+    /// key then expires on its own. The acquisition time is the one in the token, from the
+    /// acquiring host's wall clock. Released at once if DUR has already passed
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force")]
+    pub(crate) hold_at_least: Option<Duration>,
 }
 
 #[derive(Args, Debug)]
@@ -318,6 +327,17 @@ pub(crate) struct ExecArgs {
     #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after)]
     pub(crate) kill_after: Duration,
 
+    /// When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead
+    /// of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a
+    /// fleet: size it to the spread of the hosts' start times and clocks
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true)]
+    pub(crate) hold_at_least: Option<Duration>,
+
+    /// Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to
+    /// its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does
+    #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true)]
+    pub(crate) max_runtime: Option<Duration>,
+
     /// The command and its arguments, run directly (no shell)
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
@@ -329,6 +349,7 @@ fn exec_help() -> String {
         "Examples:
   redlock exec nightly-backup -- ./backup.sh
   redlock exec deploy --wait 10m -- sh -c 'make deploy'
+  redlock -q exec nightly --hold-at-least 5m --max-runtime 2h -E 0 -- ./nightly.sh
   redlock exec report --log-format json -- ./report.sh 2>>/var/log/report.jsonl
 
 {}",
@@ -345,6 +366,11 @@ pub(crate) const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest `--kill-after`.
 pub(crate) const MAX_KILL_AFTER: Duration = Duration::from_secs(3600);
+/// The longest `--hold-at-least`: a hold keeps the key alive as a TTL does, so the same ceiling.
+pub(crate) const MAX_HOLD: Duration = MAX_TTL;
+/// The longest `--max-runtime`.
+pub(crate) const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// The most slots a semaphore may have: every attempt's script walks them, and a semaphore that
 /// wide is better served by a queue or a rate limiter.
 pub(crate) const MAX_LIMIT: usize = 1000;
@@ -377,6 +403,14 @@ fn timeout(text: &str) -> Result<Duration, String> {
 
 fn kill_after(text: &str) -> Result<Duration, String> {
     at_most(text, duration(text)?, MAX_KILL_AFTER)
+}
+
+fn hold(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_HOLD)
+}
+
+fn max_runtime(text: &str) -> Result<Duration, String> {
+    at_most(text, duration(text)?, MAX_RUNTIME)
 }
 
 fn at_most(text: &str, value: Duration, max: Duration) -> Result<Duration, String> {
@@ -422,6 +456,12 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
 /// Like `duration`, but `0s` is allowed (for `--wait`, where it means one attempt).
 pub(crate) fn duration_or_zero(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
+    if trimmed.starts_with('-') {
+        return Err(format!(
+            "{} is negative; expected a positive duration such as 500ms or 30s",
+            human::quoted(text)
+        ));
+    }
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(format!(
             "{} has no unit; expected a duration such as {trimmed}ms or {trimmed}s",
@@ -476,7 +516,7 @@ mod tests {
         assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
         assert!(duration("30").unwrap_err().contains("no unit"));
         assert!(duration("0s").unwrap_err().contains("zero"));
-        assert!(duration("-5s").unwrap_err().contains("not a duration"));
+        assert!(duration("-5s").unwrap_err().contains("negative"));
         assert!(duration("soon").is_err());
         assert_eq!(duration_or_zero("0s"), Ok(Duration::ZERO));
     }
@@ -490,6 +530,11 @@ mod tests {
         assert!(kill_after("2h").is_err());
         assert_eq!(wait("0s"), Ok(Duration::ZERO));
         assert!(wait("30d").is_err());
+        assert_eq!(hold("7d"), Ok(MAX_HOLD));
+        assert!(hold("8d").is_err());
+        assert!(hold("0s").unwrap_err().contains("zero"));
+        assert!(max_runtime("5").unwrap_err().contains("no unit"));
+        assert!(max_runtime("8d").unwrap_err().contains("at most 7days"));
     }
 
     #[test]

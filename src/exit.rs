@@ -22,6 +22,8 @@ pub(crate) enum Outcome {
     Software,
     /// The lock is held by someone else. `code` is 75 unless `-E` changed it.
     Busy { code: u8 },
+    /// `exec`: the command outlived `--max-runtime` and was stopped, as timeout(1) does.
+    TimedOut,
     /// `exec`: the lock was lost while the command ran, and the command was stopped.
     LockLost,
     /// `exec`: the command was found but could not be executed.
@@ -46,6 +48,7 @@ impl Outcome {
             Outcome::Unavailable => 69,
             Outcome::Software => 70,
             Outcome::Busy { code } => code,
+            Outcome::TimedOut => 124,
             Outcome::LockLost => 125,
             Outcome::CannotExecute => 126,
             Outcome::NotFound => 127,
@@ -108,6 +111,11 @@ const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Busy { code: BUSY },
         meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock",
+        exec: true,
+    },
+    Row {
+        outcome: Outcome::TimedOut,
+        meaning: "`exec`: the command ran longer than `--max-runtime` and was stopped, as timeout(1) does (the lock was then released, or kept for `--hold-at-least`)",
         exec: true,
     },
     Row {
@@ -240,6 +248,8 @@ mod tests {
             assert!(table.contains(&format!("  {:<7}  {}", row.outcome.label(), row.meaning)));
         }
         assert!(exec_table().contains("125"));
+        assert!(exec_table().contains("124"));
+        assert_eq!(Outcome::TimedOut.code(), 124);
         assert!(!exec_table().contains("\n  1 "));
     }
 

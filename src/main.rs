@@ -7,6 +7,7 @@ mod dispatch;
 mod exec;
 mod exit;
 mod generate;
+mod hold;
 mod human;
 mod lock;
 mod oneshot;

@@ -4,10 +4,12 @@
 use crate::cli::{AcquireArgs, ExtendArgs, ReleaseArgs};
 use crate::config::Config;
 use crate::exit::{self, Outcome};
+use crate::hold::{self, Acquired, GaveBack, Hold};
 use crate::lock::{self, KeyState, LockError, Redlock};
 use crate::report::{Event, Reporter};
 use crate::signals;
 use crate::take::take_lock;
+use crate::token::{self, RunEnd};
 use std::io::Write;
 use std::sync::mpsc;
 
@@ -83,22 +85,45 @@ pub(crate) fn release(
             None => force_release(&mut lock, reporter, &args.name, &key),
         };
     };
-    let held = held_key(&mut lock, key, args.limit, token);
-    match held.and_then(|key| Ok((lock.release(&key, token)?, key))) {
-        Ok((released, key)) => {
-            for (server, why) in &released.failures {
-                reporter.warn(&format!(
-                    "{server}: {why}; the lock there expires by its ttl"
+    // A hold counts from the acquisition time the token carries: checked before anything is
+    // sent, so a token that carries none is a usage error with nothing half-done.
+    let hold = match args.hold_at_least {
+        Some(at_least) => {
+            let Some(holder) = token::holder(token) else {
+                return Err(exit::usage(
+                    "--hold-at-least needs a token made by `redlock acquire` (it carries the acquisition time); this one does not",
                 ));
+            };
+            Some(Hold {
+                at_least,
+                acquired: Acquired::Token {
+                    unix_ms: holder.acquired_unix_ms,
+                },
+            })
+        }
+        None => None,
+    };
+    let (done, verb) = match hold {
+        Some(_) => ("kept", "released or kept"),
+        None => ("deleted", "released"),
+    };
+    let hold = hold.map(|hold| (hold, RunEnd::Released));
+    let held = held_key(&mut lock, key, args.limit, token);
+    match held.and_then(|key| Ok((hold::give_back(&mut lock, &key, token, hold)?, key))) {
+        Ok((gave, key)) => {
+            if let GaveBack::Released(released) = &gave {
+                for (server, why) in &released.failures {
+                    reporter.warn(&format!(
+                        "{server}: {why}; the lock there expires by its ttl"
+                    ));
+                }
             }
-            reporter.emit(&Event::Released {
-                name: &args.name,
-                key: &key,
-                token: Some(token),
-                deleted: released.deleted,
-                servers: lock.servers().len(),
-                forced: false,
-            });
+            hold::report(
+                reporter,
+                (&args.name, &key, token),
+                lock.servers().len(),
+                &gave,
+            );
             Ok(Outcome::Success)
         }
         Err(LockError::NotHeld { acted: 0, .. }) => Err(exit::fail(
@@ -111,14 +136,14 @@ pub(crate) fn release(
         Err(LockError::NotHeld { acted, .. }) => Err(exit::fail(
             Outcome::Negative,
             format!(
-                "lock '{}' is not held by this token on a quorum of servers; its key was deleted on the {acted} of {} that still held this token",
+                "lock '{}' is not held by this token on a quorum of servers; its key was {done} on the {acted} of {} that still held this token",
                 args.name,
                 lock.servers().len()
             ),
         )),
         Err(err) => Err(exit::fail(
             Outcome::Unavailable,
-            format!("cannot tell whether lock '{}' was released: {err}", args.name),
+            format!("cannot tell whether lock '{}' was {verb}: {err}", args.name),
         )),
     }
 }
@@ -214,6 +239,13 @@ pub(crate) fn extend(
 ) -> anyhow::Result<Outcome> {
     let key = config.key(&args.name)?;
     config.check_ttl(args.ttl)?;
+    if token::holder(&args.token).is_some_and(|holder| holder.kept.is_some()) {
+        // A kept lock ends when its hold does: stretching it would defeat the bound that
+        // `--hold-at-least` promises (see `crate::hold`).
+        return Err(exit::usage(
+            "--token is the value of a lock kept by --hold-at-least, not a holder's token; a kept lock cannot be extended",
+        ));
+    }
     let mut lock = config.redlock(reporter);
     let held = held_key(&mut lock, key, args.limit, &args.token);
     match held.and_then(|key| Ok((lock.extend(&key, &args.token, args.ttl)?, key))) {

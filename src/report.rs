@@ -84,6 +84,32 @@ pub(crate) enum Event<'a> {
         servers: usize,
         forced: bool,
     },
+    /// The lock was kept until its `--hold-at-least` is over, `remaining` from now, instead of
+    /// being released.
+    Kept {
+        name: &'a str,
+        key: &'a str,
+        token: &'a str,
+        kept: usize,
+        servers: usize,
+        remaining: Duration,
+    },
+    /// The lock is held by someone else: an expected outcome, not an error. `waited` is the
+    /// `--wait` that ran out, if one was given.
+    Busy {
+        name: &'a str,
+        key: &'a str,
+        holder: Option<&'a str>,
+        waited: Option<Duration>,
+        exit_code: u8,
+    },
+    /// `exec`'s command ran longer than `--max-runtime`; it is being stopped.
+    TimedOut {
+        name: &'a str,
+        key: &'a str,
+        pid: u32,
+        max_runtime: Duration,
+    },
     /// `exec`'s command ended: `code` when it exited, `signal` when a signal killed it.
     ChildExited {
         name: &'a str,
@@ -98,6 +124,9 @@ pub(crate) enum Event<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Severity {
     Info,
+    /// An expected outcome people want to see (a busy lock): shown unless `-q`, and always in a
+    /// JSON log, so that the log is complete.
+    Notice,
     Warning,
     Error,
 }
@@ -106,6 +135,7 @@ impl Severity {
     fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
+            Severity::Notice => "notice",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -116,7 +146,8 @@ impl Event<'_> {
     fn severity(&self) -> Severity {
         match self {
             Event::RenewalFailed { .. } => Severity::Warning,
-            Event::Lost { .. } => Severity::Error,
+            Event::Lost { .. } | Event::TimedOut { .. } => Severity::Error,
+            Event::Busy { .. } => Severity::Notice,
             _ => Severity::Info,
         }
     }
@@ -129,6 +160,9 @@ impl Event<'_> {
             Event::Lost { .. } => "lost",
             Event::Released { .. } => "released",
             Event::ChildExited { .. } => "child_exited",
+            Event::Kept { .. } => "kept",
+            Event::Busy { .. } => "busy",
+            Event::TimedOut { .. } => "timed_out",
         }
     }
 
@@ -214,6 +248,35 @@ impl Event<'_> {
                 "name": name, "key": key, "pid": pid, "code": code, "signal": signal,
                 "ran_ms": ms(ran),
             }),
+            Event::Kept {
+                name,
+                key,
+                token,
+                kept,
+                servers,
+                remaining,
+            } => json!({
+                "name": name, "key": key, "token_id": token_id(token),
+                "kept": kept, "servers": servers, "remaining_ms": ms(remaining),
+            }),
+            Event::Busy {
+                name,
+                key,
+                holder,
+                waited,
+                exit_code,
+            } => json!({
+                "name": name, "key": key, "holder": holder,
+                "waited_ms": waited.map(ms), "exit_code": exit_code,
+            }),
+            Event::TimedOut {
+                name,
+                key,
+                pid,
+                max_runtime,
+            } => json!({
+                "name": name, "key": key, "pid": pid, "max_runtime_ms": ms(max_runtime),
+            }),
         }
     }
 
@@ -285,6 +348,35 @@ impl Event<'_> {
                     human::duration(ran)
                 ),
             },
+            Event::Kept {
+                name,
+                kept,
+                servers,
+                remaining,
+                ..
+            } => format!(
+                "kept lock '{name}' on {kept} of {servers} servers for {} more (--hold-at-least)",
+                human::duration(remaining)
+            ),
+            Event::Busy {
+                name,
+                holder,
+                waited,
+                ..
+            } => format!(
+                "lock '{name}' is busy{}: held by {}",
+                waited.map_or(String::new(), |wait| format!(
+                    " after waiting {}",
+                    humantime::format_duration(wait)
+                )),
+                holder.unwrap_or("someone else")
+            ),
+            Event::TimedOut {
+                pid, max_runtime, ..
+            } => format!(
+                "command (pid {pid}) still running after --max-runtime {}; stopping it",
+                humantime::format_duration(max_runtime)
+            ),
         }
     }
 }
@@ -309,6 +401,7 @@ impl Reporter {
         match severity {
             Severity::Error => true,
             Severity::Warning => self.level >= Level::Normal,
+            Severity::Notice => self.level >= Level::Normal || self.format == Format::Json,
             // Text stays silent on success unless asked; collectors asked by choosing json.
             Severity::Info => {
                 self.level == Level::Verbose
@@ -477,6 +570,10 @@ mod tests {
         assert!(!text.shows(Severity::Info));
         assert!(reporter(Level::Normal, Format::Json).shows(Severity::Info));
         assert!(reporter(Level::Verbose, Format::Text).shows(Severity::Info));
+        // A busy lock: one line unless -q, and always in a JSON log.
+        assert!(text.shows(Severity::Notice));
+        assert!(!reporter(Level::Quiet, Format::Text).shows(Severity::Notice));
+        assert!(quiet.shows(Severity::Notice));
     }
 
     fn acquired(token: &str, fence: Option<u64>, slot: Option<usize>) -> Event<'_> {

@@ -7,7 +7,7 @@ use crate::exit::{self, Outcome};
 use crate::human;
 use crate::lock::{self, Holding, KeyState, NodeError, Redlock, ServerState};
 use crate::report::Reporter;
-use crate::token;
+use crate::token::{self, RunEnd};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -68,12 +68,15 @@ fn one_table(
             servers,
             validity,
         } => {
-            let mut line = format!("held by {}", lock::describe_token(token));
+            let mut line = kept_summary(token, *validity)
+                .unwrap_or_else(|| format!("held by {}", lock::describe_token(token)));
             if let Some(since) = token::holder(token).map(|h| h.acquired_unix_ms) {
                 line.push_str(&format!(", acquired {}", when(since)));
             }
             line.push_str(&format!(", on {servers} of {} servers", states.len()));
             line.push_str(&match validity {
+                // A kept lock already said until when.
+                Some(_) if is_kept(token) => String::new(),
                 Some(v) => format!(", valid for at least {}", human::duration(*v)),
                 None => ", with no expiry".to_string(),
             });
@@ -207,6 +210,10 @@ fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<String, Value> 
         ("token", json!(token)),
         ("holder", json!(token.and_then(holder_json))),
         ("foreign_type", json!(foreign)),
+        (
+            "kept",
+            json!(token.and_then(|token| kept_json(token, validity_ms))),
+        ),
         ("validity_ms", json!(validity_ms)),
     ]
     .into_iter()
@@ -253,6 +260,49 @@ fn holder_json(token: &str) -> Option<Value> {
             "command": h.command,
         })
     })
+}
+
+fn is_kept(token: &str) -> bool {
+    token::holder(token).is_some_and(|h| h.kept.is_some())
+}
+
+/// For a lock kept after its run (`--hold-at-least`): how the run ended, until when the lock is
+/// kept, and who ran what.
+fn kept_summary(token: &str, validity: Option<Duration>) -> Option<String> {
+    let holder = token::holder(token)?;
+    let run = holder.kept.as_ref()?;
+    let until = validity.map_or(String::new(), |left| {
+        let at = SystemTime::now() + left;
+        format!(
+            ", until about {} ({} from now)",
+            humantime::format_rfc3339_seconds(at),
+            human::duration(left)
+        )
+    });
+    let kept = match run.end {
+        RunEnd::Released => format!("kept after {} at {}", run.end, when(run.finished_unix_ms)),
+        end => format!(
+            "kept after a run that finished at {} with {end}",
+            when(run.finished_unix_ms)
+        ),
+    };
+    let command = holder
+        .command
+        .as_deref()
+        .map_or(String::new(), |command| format!(" ({command})"));
+    Some(format!(
+        "{kept}{until}; run by pid {} on {}{command}",
+        holder.pid, holder.host
+    ))
+}
+
+fn kept_json(token: &str, validity_ms: Option<u64>) -> Option<Value> {
+    let run = token::holder(token)?.kept?;
+    Some(json!({
+        "finished_unix_ms": run.finished_unix_ms,
+        "status": run.end.tag(),
+        "until_unix_ms": validity_ms.map(|left| token::unix_ms_now() + left),
+    }))
 }
 
 /// Every lock under the prefix, merged across servers and sorted by name.

@@ -62,7 +62,7 @@ pub(crate) fn take_lock(
     if let Some(line) = line.as_mut() {
         line.clear();
     }
-    let held = result?.map_err(|err| refusal(&take.name, take, err))?;
+    let held = result?.map_err(|err| refusal(key, take, err, reporter))?;
     let interrupted = wakes
         .try_iter()
         .find_map(Wake::signal)
@@ -88,18 +88,26 @@ pub(crate) fn take_lock(
     Ok(held)
 }
 
-fn refusal(name: &str, take: &TakeArgs, err: LockError) -> anyhow::Error {
-    let waited = match take.wait {
-        Some(wait) if !wait.is_zero() => {
-            format!(" after waiting {}", humantime::format_duration(wait))
-        }
-        _ => String::new(),
-    };
+fn refusal(key: &str, take: &TakeArgs, err: LockError, reporter: Reporter) -> anyhow::Error {
+    let name = &take.name;
+    let wait = take.wait.filter(|wait| !wait.is_zero());
+    let waited = wait.map_or(String::new(), |wait| {
+        format!(" after waiting {}", humantime::format_duration(wait))
+    });
     match err {
-        LockError::Busy { .. } => exit::fail(
-            Outcome::busy(take.conflict_exit_code),
-            format!("lock '{name}' is busy{waited}: {err}"),
-        ),
+        // Busy is an expected outcome, not an error: one line unless -q (the exit status says
+        // it, as with flock -n), and always a `busy` event in a JSON log.
+        LockError::Busy { holder } => {
+            let outcome = Outcome::busy(take.conflict_exit_code);
+            reporter.emit(&Event::Busy {
+                name,
+                key,
+                holder: holder.as_deref(),
+                waited: wait,
+                exit_code: outcome.code(),
+            });
+            exit::quietly(outcome)
+        }
         LockError::Unavailable { .. } => exit::fail(
             Outcome::Unavailable,
             format!("cannot acquire lock '{name}'{waited}: {err}"),

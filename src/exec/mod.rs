@@ -1,9 +1,11 @@
 //! `redlock exec`: take the lock, run a command while a watchdog renews it, and release it when
-//! the command exits. If the lock is lost, the command is stopped before the lock's validity
-//! runs out; it never runs on unprotected.
+//! the command exits (or keep it for the rest of `--hold-at-least`). If the lock is lost, the
+//! command is stopped before the lock's validity runs out; it never runs on unprotected. A
+//! command that outlives `--max-runtime` is stopped the same way.
 //!
 //! One place decides what each event means: the loop in `supervise`. Events come from the
-//! signal watcher, the watchdog and a thread that waits for the command to exit.
+//! signal watcher, the watchdog and a thread that waits for the command to exit; the deadlines
+//! (`--max-runtime`, then SIGKILL after `--kill-after`) are its timeouts.
 
 mod child;
 mod renew;
@@ -12,9 +14,11 @@ mod schedule;
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, Holding, Redlock, Wake};
+use crate::hold::{self, Acquired, Hold};
+use crate::lock::{self, Held, Holding, Redlock, Wake};
 use crate::report::{Event as Log, Reporter};
 use crate::take::take_lock;
+use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
 use renew::{Report, Watchdog};
@@ -111,8 +115,15 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     )?;
 
     let running_since = BootInstant::now();
-    let lost = supervise(&command, &inbox, &lifecycle);
+    let mut ended = supervise(&command, &inbox, &lifecycle, limits(args, running_since));
     watchdog.stop();
+    // A renewal that finished while the command was exiting still tells the hold what the
+    // servers' TTL is.
+    for event in inbox.try_iter() {
+        if let Event::Watchdog(Report::Renewed(renewed)) = event {
+            ended.renewed = Some(renewed);
+        }
+    }
     let status = command.finish();
     if let Ok(status) = &status {
         reporter.emit(&Log::ChildExited {
@@ -124,24 +135,22 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
             ran: running_since.elapsed(),
         });
     }
-    match lock.release(&key, &held.token) {
-        Ok(released) => reporter.emit(&Log::Released {
-            name: &take.name,
-            key: &key,
-            token: Some(&held.token),
-            deleted: released.deleted,
-            servers,
-            forced: false,
-        }),
+    let hold = hold_after(args, &held, &ended, status.as_ref().ok());
+    let verb = if hold.is_some() { "keep" } else { "release" };
+    match hold::give_back(&mut lock, &key, &held.token, hold) {
+        Ok(gave) => hold::report(reporter, (&take.name, &key, &held.token), servers, &gave),
         // After a loss the key is someone else's or gone: nothing to report.
-        Err(_) if lost.is_some() => {}
+        Err(_) if ended.lost.is_some() => {}
         Err(err) => reporter.warn(&format!(
-            "could not release lock '{}': {err}; it expires by its ttl",
+            "could not {verb} lock '{}': {err}; it expires by its ttl",
             take.name
         )),
     }
-    if lost.is_some() {
+    if ended.lost.is_some() {
         return Ok(Outcome::LockLost);
+    }
+    if ended.timed_out {
+        return Ok(Outcome::TimedOut);
     }
     let status = status?;
     Ok(match (status.code(), status.signal()) {
@@ -149,6 +158,53 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         (None, Some(signal)) => Outcome::Signal(signal),
         (None, None) => Outcome::Software,
     })
+}
+
+/// The rest of `--hold-at-least` to keep the lock for, now that the command has ended. The run
+/// happened, whatever its status (or a signal to us). Not after a loss: the key is someone
+/// else's or gone.
+fn hold_after(
+    args: &ExecArgs,
+    held: &Held,
+    ended: &Ended,
+    status: Option<&std::process::ExitStatus>,
+) -> Option<(Hold, RunEnd)> {
+    let at_least = args.hold_at_least.filter(|_| ended.lost.is_none())?;
+    let last = ended.renewed.as_ref().unwrap_or(held);
+    let hold = Hold {
+        at_least,
+        acquired: Acquired::Here {
+            started: held.since,
+            confirmed: last.since,
+            ttl: last.ttl,
+        },
+    };
+    Some((hold, run_end(status?, ended.timed_out)))
+}
+
+/// How the command's run ended, as a kept lock records it.
+fn run_end(status: &std::process::ExitStatus, timed_out: bool) -> RunEnd {
+    match (timed_out, status.code(), status.signal()) {
+        (true, _, _) => RunEnd::TimedOut,
+        (false, Some(code), _) => RunEnd::Exited(code),
+        (false, None, Some(signal)) => RunEnd::Signal(signal),
+        (false, None, None) => RunEnd::Exited(-1),
+    }
+}
+
+/// When the command must be stopped (`--max-runtime`), and how long it then gets to stop.
+struct Limits {
+    stop_at: Option<BootInstant>,
+    max_runtime: std::time::Duration,
+    kill_after: std::time::Duration,
+}
+
+fn limits(args: &ExecArgs, running_since: BootInstant) -> Limits {
+    Limits {
+        stop_at: args.max_runtime.map(|max| running_since.add(max)),
+        max_runtime: args.max_runtime.unwrap_or_default(),
+        kill_after: args.kill_after,
+    }
 }
 
 /// A TTL too short for the renewal schedule would report the lock lost at the first renewal.
@@ -173,43 +229,80 @@ struct Lifecycle<'a> {
     reporter: Reporter,
 }
 
-/// Waits for the command to exit, forwarding signals and stopping it if the lock is lost.
-/// Returns the reason the lock was lost, if it was.
+/// How the command's supervision ended.
+#[derive(Default)]
+struct Ended {
+    /// Why the lock was lost, if it was.
+    lost: Option<String>,
+    /// The command outlived `--max-runtime` and was stopped.
+    timed_out: bool,
+    /// The last renewal, if any.
+    renewed: Option<Held>,
+}
+
+/// Waits for the command to exit, forwarding signals and stopping it if the lock is lost or it
+/// outlives `--max-runtime`.
 fn supervise(
     command: &Supervised,
     inbox: &mpsc::Receiver<Event>,
     lock: &Lifecycle<'_>,
-) -> Option<String> {
-    let mut lost = None;
+    mut limits: Limits,
+) -> Ended {
+    let mut ended = Ended::default();
     let mut kill_at: Option<BootInstant> = None;
+    // Stops the command as a lost lock does; SIGKILL follows `grace` later, or sooner if a stop
+    // is already under way.
+    let stop = |kill_at: &mut Option<BootInstant>, grace| {
+        command.signal_group(libc::SIGTERM);
+        // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
+        command.signal_group(libc::SIGCONT);
+        let at = BootInstant::now().add(grace);
+        *kill_at = Some(kill_at.map_or(at, |earlier: BootInstant| earlier.min(at)));
+    };
     loop {
-        let event = match kill_at {
+        let event = match kill_at.into_iter().chain(limits.stop_at).min() {
             Some(at) => match inbox.recv_timeout(at.remaining()) {
                 Ok(event) => event,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    command.signal_group(libc::SIGKILL);
-                    kill_at = None;
+                    if kill_at.is_some_and(BootInstant::has_passed) {
+                        command.signal_group(libc::SIGKILL);
+                        kill_at = None;
+                    }
+                    if limits.stop_at.is_some_and(BootInstant::has_passed) {
+                        limits.stop_at = None;
+                        ended.timed_out = true;
+                        lock.reporter.emit(&Log::TimedOut {
+                            name: lock.name,
+                            key: lock.key,
+                            pid: command.pid() as u32,
+                            max_runtime: limits.max_runtime,
+                        });
+                        stop(&mut kill_at, limits.kill_after);
+                    }
                     continue;
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return lost,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return ended,
             },
             None => match inbox.recv() {
                 Ok(event) => event,
-                Err(_) => return lost,
+                Err(_) => return ended,
             },
         };
         match event {
-            Event::CommandExited => return lost,
+            Event::CommandExited => return ended,
             Event::Signal(signal) => command.signal_group(signal),
-            Event::Watchdog(Report::Renewed(held)) => lock.reporter.emit(&Log::Renewed {
-                name: lock.name,
-                key: lock.key,
-                token: lock.token,
-                ttl: held.ttl,
-                validity: held.validity,
-                votes: held.votes,
-                servers: lock.servers,
-            }),
+            Event::Watchdog(Report::Renewed(held)) => {
+                lock.reporter.emit(&Log::Renewed {
+                    name: lock.name,
+                    key: lock.key,
+                    token: lock.token,
+                    ttl: held.ttl,
+                    validity: held.validity,
+                    votes: held.votes,
+                    servers: lock.servers,
+                });
+                ended.renewed = Some(held);
+            }
             Event::Watchdog(Report::RenewalFailed { reason, remaining }) => {
                 lock.reporter.emit(&Log::RenewalFailed {
                     name: lock.name,
@@ -220,18 +313,15 @@ fn supervise(
                 });
             }
             Event::Watchdog(Report::Lost { reason, grace }) => {
-                if lost.is_none() {
+                if ended.lost.is_none() {
                     lock.reporter.emit(&Log::Lost {
                         name: lock.name,
                         key: lock.key,
                         token: lock.token,
                         reason: &format!("{reason}; stopping the command"),
                     });
-                    command.signal_group(libc::SIGTERM);
-                    // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
-                    command.signal_group(libc::SIGCONT);
-                    kill_at = Some(BootInstant::now().add(grace));
-                    lost = Some(reason);
+                    stop(&mut kill_at, grace);
+                    ended.lost = Some(reason);
                 }
             }
         }

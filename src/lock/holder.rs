@@ -155,7 +155,12 @@ impl Redlock {
 
     /// Neither verdict: says what the servers that answered did, and which did not answer.
     /// `did` says what the yes votes did and on how many servers.
-    fn undecided<T>(&self, replies: &[Reply<T>], outcome: &Tally, did: &str) -> LockError {
+    pub(super) fn undecided<T>(
+        &self,
+        replies: &[Reply<T>],
+        outcome: &Tally,
+        did: &str,
+    ) -> LockError {
         if outcome.answered() < self.quorum() {
             return match self.unavailable(replies, outcome.answered()) {
                 LockError::Unavailable { detail } if outcome.yes > 0 => LockError::Unavailable {

@@ -197,10 +197,16 @@ pub(crate) fn describe_token(token: &str) -> String {
         return "the next waiter in line, being handed the lock".into();
     }
     match crate::token::holder(token) {
-        Some(h) => match h.command {
-            Some(cmd) => format!("pid {} on {} ({cmd})", h.pid, h.host),
-            None => format!("pid {} on {}", h.pid, h.host),
-        },
+        Some(h) => {
+            let who = match &h.command {
+                Some(cmd) => format!("pid {} on {} ({cmd})", h.pid, h.host),
+                None => format!("pid {} on {}", h.pid, h.host),
+            };
+            match h.kept {
+                Some(_) => format!("{who}, kept after its run (--hold-at-least)"),
+                None => who,
+            }
+        }
         None => format!("token '{token}' (not a redlock client)"),
     }
 }

@@ -6,6 +6,7 @@
 pub(crate) mod fence;
 mod holder;
 mod inspect;
+mod keep;
 mod nodes;
 mod observe;
 pub(crate) mod quorum;
@@ -17,9 +18,11 @@ mod wake;
 use crate::clock::BootInstant;
 use crate::server::Server;
 pub(crate) use fence::holder_fence;
+pub(crate) use holder::Released;
 pub(crate) use inspect::{
     describe_foreign, describe_token, holding, Holding, KeyState, ServerState,
 };
+pub(crate) use keep::{Keep, Kept};
 pub(crate) use nodes::NodeError;
 use nodes::{Cleanup, Nodes, Op, Reply};
 pub(crate) use observe::{Observer, Round};

@@ -142,6 +142,33 @@ else
 end
 return 1";
 
+/// `--hold-at-least`: swaps our token (ARGV[1]) for the kept value (ARGV[2]) with a PX of what
+/// is left of the hold (ARGV[3] ms), only if the key holds our token. ARGV[4], when positive, is
+/// the PTTL we expect the key to have when this runs at once; a key with less left shows by how
+/// much this request arrived late, and the hold is shortened by as much (see `crate::hold`).
+/// A hold with nothing left is a release (`hand_over`, with ARGV[5] the channel prefix and
+/// ARGV[6] the reservation). Returns 1 when kept, 2 when released, 0 when the key is not ours.
+/// Its writes depend on the clock (the PTTL), so it asks servers before Redis 5 to replicate
+/// them as effects, not as the script.
+const KEEP: &str = concat!(
+    r"
+if redis.replicate_commands then redis.replicate_commands() end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+local px = tonumber(ARGV[3])
+local expected = tonumber(ARGV[4])
+if expected > 0 then
+  local pttl = redis.call('pttl', KEYS[1])
+  if pttl >= 0 and pttl < expected then px = px - (expected - pttl) end
+end
+if px > 0 then
+  redis.call('set', KEYS[1], ARGV[2], 'PX', px)
+  return 1
+end",
+    hand_over!("ARGV[5]", "ARGV[6]"),
+    "
+return 2"
+);
+
 /// What one server knows about a key, in one round trip: type, value (strings only), PTTL.
 const INSPECT: &str = r"
 local kind = redis.call('type', KEYS[1]).ok
@@ -178,6 +205,7 @@ cached_script!(acquire, ACQUIRE);
 cached_script!(release, RELEASE);
 cached_script!(extend, EXTEND);
 cached_script!(restore, RESTORE);
+cached_script!(keep, KEEP);
 cached_script!(inspect, INSPECT);
 cached_script!(force_release, FORCE_RELEASE);
 

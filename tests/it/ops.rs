@@ -169,9 +169,17 @@ fn quiet_keeps_errors_only() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(75));
+    // Busy is an expected outcome, not an error: the exit status says it.
+    assert_eq!(stderr_of(&output), "");
+    let output = cluster
+        .redlock()
+        .args(["-q", "release", "job", "--token", "not-the-token"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(!stderr.contains("even"), "{stderr}");
-    assert!(stderr.contains("busy"), "{stderr}");
+    assert!(stderr.contains("not held by this token"), "{stderr}");
 }
 
 #[test]

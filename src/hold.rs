@@ -1,0 +1,194 @@
+//! `--hold-at-least`: giving a lock back no earlier than a set time after it was acquired, so
+//! that a short run on one host still excludes the same job on hosts that start a little later
+//! (cron across a fleet), as ShedLock's `lockAtLeastFor` does.
+//!
+//! Instead of deleting the key, the holder swaps its token for a kept value (a fresh token that
+//! records who ran what, when the run finished and how) whose PX is what is left of the hold.
+//! Why that is safe:
+//!
+//! - Only the holder converts: the swap compares the key with our token first, atomically on
+//!   each server (one Lua script), exactly as release does. A lock we lost is never touched, and
+//!   a lost lock is never kept (exec does not ask).
+//! - The kept key still excludes everyone until it expires: it is the same plain string key, so
+//!   every client's `SET NX` (redlock, redsync, node-redlock, redis-py) fails on it. No process
+//!   holds the kept value as its token, so nobody renews it (`extend` refuses a kept value); it
+//!   only goes by expiring (or by `release --force`). A conversion counts only on a quorum, as a release does.
+//! - It never extends the lock beyond acquisition + DUR. `exec` measures the acquisition on our
+//!   boot-time clock from the start of the acquisition round (T1, before any server could have
+//!   set the key), and sends PX = DUR − (now − T1). A request that reaches a server late would
+//!   end the hold late by its delay; so the script also gets the PTTL the key should have if the
+//!   request ran at once (from our last confirmed renewal) and shortens the hold by whatever the
+//!   key's real PTTL falls short of it. On each server the hold then ends by acquisition + DUR
+//!   plus the smaller of two one-way delays: the conversion's, and the last renewal's (a server
+//!   cannot have applied a renewal before we sent it, so its key has at least the PTTL we
+//!   expect, and any shortfall is time the conversion spent on the way). However late the
+//!   conversion lands, the hold does not grow. A hold with nothing left, there or here, is a
+//!   plain release.
+//! - `release --hold-at-least` has no boot-time instant from the acquiring process: it uses the
+//!   acquisition time in the token (the acquiring host's wall clock), and never keeps for more
+//!   than DUR from now whatever the clocks say.
+
+use crate::clock::BootInstant;
+use crate::lock::{Keep, Kept, LockError, Redlock, Released};
+use crate::report::{Event, Reporter};
+use crate::token::{self, KeptRun, RunEnd};
+use std::time::Duration;
+
+/// When the lock was acquired, as far as this process can tell.
+pub(crate) enum Acquired {
+    /// `exec`: the start of the acquisition round, and the last confirmed (re)acquisition with
+    /// its TTL, on our boot-time clock.
+    Here {
+        started: BootInstant,
+        confirmed: BootInstant,
+        ttl: Duration,
+    },
+    /// `release`: the unix milliseconds in the token, from the acquiring host's wall clock.
+    Token { unix_ms: u64 },
+}
+
+/// `--hold-at-least DUR` for one lock.
+pub(crate) struct Hold {
+    pub(crate) at_least: Duration,
+    pub(crate) acquired: Acquired,
+}
+
+impl Hold {
+    /// What is left of the hold now; zero once it is over.
+    fn remaining(&self) -> Duration {
+        match self.acquired {
+            Acquired::Here { started, .. } => self.at_least.saturating_sub(started.elapsed()),
+            Acquired::Token { unix_ms } => {
+                let ends = unix_ms.saturating_add(self.at_least.as_millis() as u64);
+                let left = ends.saturating_sub(token::unix_ms_now());
+                // A clock behind the acquiring host's must not stretch the hold past DUR.
+                Duration::from_millis(left).min(self.at_least)
+            }
+        }
+    }
+
+    /// The PTTL the key should have on a server that runs the keep at once.
+    fn expected_pttl(&self) -> Option<Duration> {
+        match self.acquired {
+            Acquired::Here { confirmed, ttl, .. } => {
+                Some(confirmed.add(ttl).remaining()).filter(|left| !left.is_zero())
+            }
+            Acquired::Token { .. } => None,
+        }
+    }
+}
+
+/// How the lock was given back.
+pub(crate) enum GaveBack {
+    Released(Released),
+    /// Kept for `remaining` more (on `kept.kept` servers; released where the hold was over).
+    Kept {
+        kept: Kept,
+        remaining: Duration,
+    },
+}
+
+/// Releases the lock held by `token`, or, with a hold that is not over, keeps it until it is,
+/// recording how the run ended.
+pub(crate) fn give_back(
+    lock: &mut Redlock,
+    key: &str,
+    token: &str,
+    hold: Option<(Hold, RunEnd)>,
+) -> Result<GaveBack, LockError> {
+    let holder = token::holder(token);
+    let (Some((hold, end)), Some(holder)) = (hold, holder) else {
+        return lock.release(key, token).map(GaveBack::Released);
+    };
+    let run = KeptRun {
+        finished_unix_ms: token::unix_ms_now(),
+        end,
+    };
+    let Ok(value) = token::kept_token(&holder, &run) else {
+        return lock.release(key, token).map(GaveBack::Released);
+    };
+    let remaining = hold.remaining();
+    if remaining.is_zero() {
+        return lock.release(key, token).map(GaveBack::Released);
+    }
+    let keep = Keep {
+        value: &value,
+        remaining,
+        expected_pttl: hold.expected_pttl(),
+    };
+    let kept = lock.keep(key, token, &keep)?;
+    Ok(if kept.kept == 0 {
+        GaveBack::Released(Released {
+            deleted: kept.released,
+            failures: Vec::new(),
+        })
+    } else {
+        GaveBack::Kept { kept, remaining }
+    })
+}
+
+/// The lifecycle event for a lock given back.
+pub(crate) fn report(
+    reporter: Reporter,
+    (name, key, token): (&str, &str, &str),
+    servers: usize,
+    gave: &GaveBack,
+) {
+    match gave {
+        GaveBack::Released(released) => reporter.emit(&Event::Released {
+            name,
+            key,
+            token: Some(token),
+            deleted: released.deleted,
+            servers,
+            forced: false,
+        }),
+        GaveBack::Kept { kept, remaining } => reporter.emit(&Event::Kept {
+            name,
+            key,
+            token,
+            kept: kept.kept,
+            servers,
+            remaining: *remaining,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_counts_from_the_acquisition_and_never_past_dur() {
+        let started = BootInstant::now();
+        let here = Hold {
+            at_least: Duration::from_secs(5),
+            acquired: Acquired::Here {
+                started,
+                confirmed: started,
+                ttl: Duration::from_secs(30),
+            },
+        };
+        assert!(here.remaining() <= Duration::from_secs(5));
+        assert!(here.remaining() > Duration::from_secs(4));
+        assert!(here.expected_pttl().unwrap() > Duration::from_secs(29));
+        let now = token::unix_ms_now();
+        let token_hold = |unix_ms| Hold {
+            at_least: Duration::from_secs(5),
+            acquired: Acquired::Token { unix_ms },
+        };
+        let two_seconds_ago = token_hold(now - 2_000).remaining();
+        assert!(
+            two_seconds_ago <= Duration::from_secs(3),
+            "{two_seconds_ago:?}"
+        );
+        assert!(two_seconds_ago > Duration::from_millis(2_500));
+        assert_eq!(token_hold(now - 60_000).remaining(), Duration::ZERO);
+        // An acquiring host whose clock is ahead: never more than DUR from now.
+        assert_eq!(
+            token_hold(now + 3_600_000).remaining(),
+            Duration::from_secs(5)
+        );
+        assert_eq!(token_hold(now).expected_pttl(), None);
+    }
+}
