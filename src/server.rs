@@ -310,6 +310,17 @@ fn check_query(display: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What is left until `deadline`, as a time-out error once nothing is: every step of a
+/// connection (sentinel query, connect, read, write) is bounded by the same deadline.
+pub(crate) fn time_left(deadline: crate::clock::BootInstant) -> redis::RedisResult<Duration> {
+    let left = deadline.remaining();
+    if left.is_zero() {
+        Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into())
+    } else {
+        Ok(left)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

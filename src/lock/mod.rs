@@ -157,15 +157,7 @@ impl Redlock {
         }
         let ttl_ms = ttl.as_millis() as u64;
         let queue = scripts::queue_key(key);
-        let (id, stamp, lease, queued) = match waiter {
-            Some(w) => (
-                w.id.as_str(),
-                w.stamp_ms,
-                w.lease.as_millis() as u64,
-                w.queued,
-            ),
-            None => ("", 0, 0, false),
-        };
+        let (id, stamp, lease, queued) = Waiter::script_args(waiter);
         let counter_key = self.grant.fence.then(|| fence::fence_key(key));
         let op: Op<Vote> = {
             let (key, queue, token, id) =

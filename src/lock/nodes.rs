@@ -403,7 +403,7 @@ fn connect_and_run<T>(
         }
     }
     // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    let connection = server.connect(remaining(deadline)?)?;
+    let connection = server.connect(crate::server::time_left(deadline)?)?;
     let kept = slot.insert(Kept {
         connection,
         late: false,
@@ -416,7 +416,7 @@ fn run<T>(
     deadline: BootInstant,
     op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
-    let left = remaining(deadline)?;
+    let left = crate::server::time_left(deadline)?;
     connection.set_read_timeout(Some(left))?;
     connection.set_write_timeout(Some(left))?;
     op(connection)
@@ -425,15 +425,6 @@ fn run<T>(
 /// The connection was closed under us, as opposed to a server that is slow or refuses.
 fn went_stale(err: &RedisError) -> bool {
     err.is_connection_dropped() && !err.is_timeout()
-}
-
-fn remaining(deadline: BootInstant) -> RedisResult<Duration> {
-    let left = deadline.remaining();
-    if left.is_zero() {
-        Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into())
-    } else {
-        Ok(left)
-    }
 }
 
 fn classify(err: RedisError, timeout: Duration) -> NodeError {

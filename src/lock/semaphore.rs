@@ -168,15 +168,7 @@ impl Redlock {
             keys.extend(counters);
         }
         keys.push(scripts::queue_key(semaphore));
-        let (id, stamp, lease, queued) = match waiter {
-            Some(w) => (
-                w.id.as_str(),
-                w.stamp_ms,
-                w.lease.as_millis() as u64,
-                w.queued,
-            ),
-            None => ("", 0, 0, false),
-        };
+        let (id, stamp, lease, queued) = Waiter::script_args(waiter);
         let ttl_ms = ttl.as_millis() as u64;
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {

@@ -87,6 +87,20 @@ pub(super) struct Waiter {
 }
 
 impl Waiter {
+    /// What the acquire scripts are told of the waiter (id, stamp, lease in ms, queued), or of
+    /// its absence (a one-shot attempt).
+    pub(super) fn script_args(waiter: Option<&Waiter>) -> (&str, u64, u64, bool) {
+        match waiter {
+            Some(w) => (
+                w.id.as_str(),
+                w.stamp_ms,
+                w.lease.as_millis() as u64,
+                w.queued,
+            ),
+            None => ("", 0, 0, false),
+        }
+    }
+
     fn new(retry: Duration, timeout: Duration) -> Waiter {
         let mut random = [0u8; 16];
         let _ = getrandom::fill(&mut random);

@@ -312,9 +312,9 @@ impl Group {
         };
         let info = self.master.clone().set_addr(addr);
         let client = client(&info, &self.tls)?;
-        let mut connection = client.get_connection_with_timeout(left(deadline)?)?;
-        connection.set_read_timeout(Some(left(deadline)?))?;
-        connection.set_write_timeout(Some(left(deadline)?))?;
+        let mut connection = client.get_connection_with_timeout(super::time_left(deadline)?)?;
+        connection.set_read_timeout(Some(super::time_left(deadline)?))?;
+        connection.set_write_timeout(Some(super::time_left(deadline)?))?;
         let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut connection)?;
         match role.first() {
             Some(redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(connection),
@@ -347,15 +347,6 @@ fn ask(
             Err(_) => Err(std::io::Error::other(format!("answered port '{port}'")).into()),
         })
         .transpose()
-}
-
-fn left(deadline: BootInstant) -> RedisResult<Duration> {
-    let left = deadline.remaining();
-    if left.is_zero() {
-        Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into())
-    } else {
-        Ok(left)
-    }
 }
 
 /// One failure in a few words; an authentication failure says where the password comes from.
