@@ -1,11 +1,15 @@
-//! From what the user typed to what the lock needs: servers parsed and de-duplicated, the key
-//! built, and every duration checked against the others. Errors here are usage errors (64) and
-//! happen before anything is sent to a server.
+//! From what the user typed to what the lock needs: servers parsed and de-duplicated, the
+//! target (a mutex or a semaphore) built, and every lock-taking option checked against the
+//! others, one message per rule. Errors here are usage errors (64) and happen before anything is
+//! sent to a server.
 
-use crate::cli::ServerArgs;
+use crate::cli::{ExtendArgs, ReleaseArgs, ServerArgs, TakeArgs};
 use crate::exit::usage;
-use crate::lock::{quorum, Redlock};
+use crate::hold::{Acquired, Hold};
+use crate::lock::keys::LockKeys;
+use crate::lock::{quorum, Kind, Redlock, Target};
 use crate::report::{Level, Reporter};
+use crate::schedule::Schedule;
 use crate::server::{rejoin_host_lists, Credentials, SentinelCredentials, Server, Tls};
 use std::path::Path;
 use std::time::Duration;
@@ -74,30 +78,96 @@ impl Config {
         lock
     }
 
-    /// The Redis key of lock `name`, after checking the name.
-    pub(crate) fn key(&self, name: &str) -> anyhow::Result<String> {
-        if name.is_empty() {
+    /// The lock `name` names: a mutex, or with `limit` a semaphore of that many slots, whose
+    /// grants also get a fencing number with `fence`. The name is checked first.
+    pub(crate) fn target(
+        &self,
+        name: &str,
+        limit: Option<usize>,
+        fence: bool,
+    ) -> anyhow::Result<Target> {
+        check_name(name)?;
+        let kind = match limit {
+            Some(slots) => Kind::Semaphore { slots },
+            None => Kind::Mutex,
+        };
+        Ok(Target::new(
+            name,
+            LockKeys::new(&self.prefix, name),
+            kind,
+            fence,
+        ))
+    }
+
+    /// What `acquire` (with `renewed_by` None) or `exec` (with its renewal schedule's
+    /// `--kill-after`) is asked to take, after every check that needs no server: the name, and a
+    /// TTL that leaves validity after a round and, for `exec`, room for its renewals.
+    pub(crate) fn take(
+        &self,
+        take: &TakeArgs,
+        renewed_by: Option<Duration>,
+    ) -> anyhow::Result<(Target, Option<Schedule>)> {
+        let target = self.target(&take.name, take.limit, take.fence)?;
+        self.check_ttl(take.ttl)?;
+        let schedule = renewed_by.map(|kill_after| Schedule {
+            ttl: take.ttl,
+            timeout: self.timeout,
+            kill_after,
+        });
+        if let Some(schedule) = schedule.filter(|schedule| !schedule.is_workable()) {
+            // A TTL too short for the renewal schedule would report the lock lost at the first
+            // renewal.
+            return Err(usage(format!(
+                "--ttl {} is too short for exec with a {} per-server timeout; expected at least {} ms so renewals have time",
+                humantime::format_duration(schedule.ttl),
+                humantime::format_duration(schedule.timeout),
+                Schedule::minimum_ttl(schedule.timeout).as_millis()
+            )));
+        }
+        Ok((target, schedule))
+    }
+
+    /// What `release` is asked to give back, and for how long to keep it (`--hold-at-least`,
+    /// which counts from the acquisition time the token carries: a token that carries none is a
+    /// usage error with nothing half-done).
+    pub(crate) fn release(&self, args: &ReleaseArgs) -> anyhow::Result<(Target, Option<Hold>)> {
+        let target = self.target(&args.name, args.limit, false)?;
+        let hold = match (args.hold_at_least, args.token.as_deref()) {
+            (Some(at_least), Some(token)) => {
+                let Some(holder) = crate::token::holder(token) else {
+                    return Err(usage(
+                        "--hold-at-least needs a token made by `redlock acquire` (it carries the acquisition time); this one does not",
+                    ));
+                };
+                Some(Hold {
+                    at_least,
+                    acquired: Acquired::Token {
+                        unix_ms: holder.acquired_unix_ms,
+                    },
+                })
+            }
+            _ => None,
+        };
+        Ok((target, hold))
+    }
+
+    /// What `extend` is asked to renew: a holder's token, with a TTL that leaves validity.
+    pub(crate) fn extension(&self, args: &ExtendArgs) -> anyhow::Result<Target> {
+        let target = self.target(&args.name, args.limit, false)?;
+        self.check_ttl(args.ttl)?;
+        if crate::token::holder(&args.token).is_some_and(|holder| holder.kept.is_some()) {
+            // A kept lock ends when its hold does: stretching it would defeat the bound that
+            // `--hold-at-least` promises (see `crate::hold`).
             return Err(usage(
-                "empty lock name; expected a name such as nightly-backup",
+                "--token is the value of a lock kept by --hold-at-least, not a holder's token; a kept lock cannot be extended",
             ));
         }
-        if name.len() > MAX_NAME_BYTES {
-            return Err(usage(format!(
-                "lock name of {} bytes is too long; expected at most {MAX_NAME_BYTES}",
-                name.len()
-            )));
-        }
-        if let Some(bad) = name.chars().find(|c| c.is_control()) {
-            return Err(usage(format!(
-                "lock name {name:?} contains the control character {bad:?}; expected printable text"
-            )));
-        }
-        Ok(format!("{}{name}", self.prefix))
+        Ok(target)
     }
 
     /// Checks that `ttl` leaves validity after the drift allowance and one full per-server
     /// timeout, the slowest an acquisition that counts can take.
-    pub(crate) fn check_ttl(&self, ttl: Duration) -> anyhow::Result<()> {
+    fn check_ttl(&self, ttl: Duration) -> anyhow::Result<()> {
         if ttl.subsec_nanos() % 1_000_000 != 0 {
             return Err(usage(format!(
                 "--ttl {} is not a whole number of milliseconds; expected e.g. 1500ms",
@@ -115,6 +185,28 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// A lock name: not empty, not too long, and without control characters, so that no lock's key
+/// is ever one of the keys redlock keeps beside a lock (`lock::keys`).
+fn check_name(name: &str) -> anyhow::Result<()> {
+    if name.is_empty() {
+        return Err(usage(
+            "empty lock name; expected a name such as nightly-backup",
+        ));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(usage(format!(
+            "lock name of {} bytes is too long; expected at most {MAX_NAME_BYTES}",
+            name.len()
+        )));
+    }
+    if let Some(bad) = name.chars().find(|c| c.is_control()) {
+        return Err(usage(format!(
+            "lock name {name:?} contains the control character {bad:?}; expected printable text"
+        )));
+    }
+    Ok(())
 }
 
 fn tls(args: &ServerArgs) -> anyhow::Result<Tls> {
@@ -233,13 +325,14 @@ mod tests {
     #[test]
     fn names_are_checked() {
         let config = Config::from_args(&args(&[])).unwrap();
-        assert_eq!(config.key("job").unwrap(), "redlock:job");
-        assert!(config.key("").is_err());
-        assert!(config
-            .key("a\nb")
-            .unwrap_err()
-            .to_string()
-            .contains("control"));
+        let key = |name: &str| {
+            config
+                .target(name, None, false)
+                .map(|target| target.keys.lock().to_string())
+        };
+        assert_eq!(key("job").unwrap(), "redlock:job");
+        assert!(key("").is_err());
+        assert!(key("a\nb").unwrap_err().to_string().contains("control"));
     }
 
     mod properties {
@@ -259,9 +352,9 @@ mod tests {
                 ]
             ) {
                 let config = Config::from_args(&args(&[])).unwrap();
-                match config.key(&name) {
-                    Ok(key) => {
-                        prop_assert_eq!(key, format!("redlock:{name}"));
+                match config.target(&name, None, false) {
+                    Ok(target) => {
+                        prop_assert_eq!(target.keys.lock(), format!("redlock:{name}"));
                         prop_assert!(!name.is_empty() && name.len() <= MAX_NAME_BYTES);
                         prop_assert!(!name.chars().any(char::is_control), "{name:?}");
                     }

@@ -29,7 +29,7 @@
 //!   than DUR from now whatever the clocks say.
 
 use crate::clock::BootInstant;
-use crate::lock::{Keep, Kept, LockError, Redlock, Released};
+use crate::lock::{Keep, Kept, LockError, Redlock, Released, Target};
 use crate::report::{Event, Reporter};
 use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
@@ -88,35 +88,36 @@ pub(crate) enum GaveBack {
     },
 }
 
-/// Releases the lock held by `token`, or, with a hold that is not over, keeps it until it is,
+/// Releases `key` (one of `target`'s) held by `token`, or, with a hold that is not over, keeps it until it is,
 /// recording how the run ended.
 pub(crate) fn give_back(
     lock: &mut Redlock,
+    target: &Target,
     key: &str,
     token: &str,
     hold: Option<(Hold, RunEnd)>,
 ) -> Result<GaveBack, LockError> {
     let holder = token::holder(token);
     let (Some((hold, end)), Some(holder)) = (hold, holder) else {
-        return lock.release(key, token).map(GaveBack::Released);
+        return lock.release(target, key, token).map(GaveBack::Released);
     };
     let run = KeptRun {
         finished_unix_ms: token::unix_ms_now(),
         end,
     };
     let Ok(value) = token::kept_token(&holder, &run) else {
-        return lock.release(key, token).map(GaveBack::Released);
+        return lock.release(target, key, token).map(GaveBack::Released);
     };
     let remaining = hold.remaining();
     if remaining.is_zero() {
-        return lock.release(key, token).map(GaveBack::Released);
+        return lock.release(target, key, token).map(GaveBack::Released);
     }
     let keep = Keep {
         value: &value,
         remaining,
         expected_pttl: hold.expected_pttl(),
     };
-    let kept = lock.keep(key, token, &keep)?;
+    let kept = lock.keep(target, key, token, &keep)?;
     Ok(if kept.kept == 0 {
         GaveBack::Released(Released {
             deleted: kept.released,

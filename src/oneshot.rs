@@ -4,12 +4,12 @@
 use crate::cli::{AcquireArgs, ExtendArgs, ReleaseArgs};
 use crate::config::Config;
 use crate::exit::{self, Outcome};
-use crate::hold::{self, Acquired, GaveBack, Hold};
-use crate::lock::{self, KeyState, LockError, Redlock};
+use crate::hold::{self, GaveBack};
+use crate::lock::{KeyState, LockError, Redlock, Target};
 use crate::report::{Event, Reporter};
 use crate::signals;
 use crate::take::take_lock;
-use crate::token::{self, RunEnd};
+use crate::token::RunEnd;
 use std::io::Write;
 use std::sync::mpsc;
 
@@ -19,14 +19,13 @@ pub(crate) fn acquire(
     args: &AcquireArgs,
 ) -> anyhow::Result<Outcome> {
     let take = &args.take;
-    let key = crate::take::target_key(config, take)?;
-    config.check_ttl(take.ttl)?;
+    let (target, _) = config.take(take, None)?;
     let (wake_tx, wakes) = mpsc::channel();
     if take.wait.is_some() {
         signals::watch(
             &signals::TERMINATING,
             wake_tx.clone(),
-            lock::Wake::Interrupted,
+            crate::lock::Wake::Interrupted,
         )?;
     } else {
         // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
@@ -34,8 +33,8 @@ pub(crate) fn acquire(
         signals::block(&signals::TERMINATING)?;
     }
     let mut lock = config.redlock(reporter);
-    let held = take_lock(&mut lock, &key, take, None, (&wake_tx, &wakes), reporter)?;
-    let key = held.key_in(&key);
+    let held = take_lock(&mut lock, &target, take, None, (&wake_tx, &wakes), reporter)?;
+    let key = &held.key;
     let output = if args.json {
         let mut output = serde_json::json!({
             "name": take.name,
@@ -63,7 +62,7 @@ pub(crate) fn acquire(
     };
     if let Err(err) = writeln!(std::io::stdout(), "{output}") {
         // A token nobody can read is a lock nobody can release: give it back.
-        let _ = lock.release(&key, &held.token);
+        let _ = lock.release(&target, key, &held.token);
         return Err(exit::fail(
             Outcome::Software,
             format!("cannot print the token ({err}); the lock was released"),
@@ -77,39 +76,18 @@ pub(crate) fn release(
     reporter: Reporter,
     args: &ReleaseArgs,
 ) -> anyhow::Result<Outcome> {
-    let key = config.key(&args.name)?;
+    let (target, hold) = config.release(args)?;
     let mut lock = config.redlock(reporter);
     let Some(token) = args.token.as_deref().filter(|_| !args.force) else {
-        return match args.limit {
-            Some(slots) => force_release_slots(&mut lock, reporter, &args.name, &key, slots),
-            None => force_release(&mut lock, reporter, &args.name, &key),
-        };
-    };
-    // A hold counts from the acquisition time the token carries: checked before anything is
-    // sent, so a token that carries none is a usage error with nothing half-done.
-    let hold = match args.hold_at_least {
-        Some(at_least) => {
-            let Some(holder) = token::holder(token) else {
-                return Err(exit::usage(
-                    "--hold-at-least needs a token made by `redlock acquire` (it carries the acquisition time); this one does not",
-                ));
-            };
-            Some(Hold {
-                at_least,
-                acquired: Acquired::Token {
-                    unix_ms: holder.acquired_unix_ms,
-                },
-            })
-        }
-        None => None,
+        return force_release(&mut lock, reporter, &target);
     };
     let (done, verb) = match hold {
         Some(_) => ("kept", "released or kept"),
         None => ("deleted", "released"),
     };
     let hold = hold.map(|hold| (hold, RunEnd::Released));
-    let held = held_key(&mut lock, key, args.limit, token);
-    match held.and_then(|key| Ok((hold::give_back(&mut lock, &key, token, hold)?, key))) {
+    let held = lock.find_key(&target, token);
+    match held.and_then(|key| Ok((hold::give_back(&mut lock, &target, &key, token, hold)?, key))) {
         Ok((gave, key)) => {
             if let GaveBack::Released(released) = &gave {
                 for (server, why) in &released.failures {
@@ -148,80 +126,55 @@ pub(crate) fn release(
     }
 }
 
-/// The key `token` holds: `key` itself, or with `--limit` the semaphore slot it is in.
-fn held_key(
-    lock: &mut Redlock,
-    key: String,
-    limit: Option<usize>,
-    token: &str,
-) -> Result<String, LockError> {
-    let Some(slots) = limit else {
-        return Ok(key);
-    };
-    let semaphore = lock::semaphore::semaphore_key(&key);
-    let slot = lock.find_slot(&semaphore, slots, token)?;
-    Ok(lock::semaphore::slot_key(&semaphore, slot))
-}
-
-/// `release --force --limit N`: every slot of the semaphore, one after the other.
-fn force_release_slots(
-    lock: &mut Redlock,
-    reporter: Reporter,
-    name: &str,
-    key: &str,
-    slots: usize,
-) -> anyhow::Result<Outcome> {
-    let semaphore = lock::semaphore::semaphore_key(key);
-    let mut last = None;
-    for slot in 0..slots {
-        let slot_key = lock::semaphore::slot_key(&semaphore, slot);
-        match force_release(lock, reporter, name, &slot_key) {
-            Ok(outcome) => last = Some(Ok(outcome)),
-            Err(err) if last.is_none() => last = Some(Err(err)),
-            Err(_) => {}
-        }
-    }
-    last.unwrap_or(Ok(Outcome::Negative))
-}
-
+/// `release --force`: every key of the target (a semaphore's slots one after the other),
+/// whoever holds it.
 fn force_release(
     lock: &mut Redlock,
     reporter: Reporter,
-    name: &str,
-    key: &str,
+    target: &Target,
 ) -> anyhow::Result<Outcome> {
-    let states = lock.force_release(key);
-    let mut removed = 0;
-    let mut answered = 0;
-    let mut out = std::io::stdout().lock();
-    for state in &states {
-        match &state.state {
-            Ok(found @ (KeyState::Present { .. } | KeyState::Foreign { .. })) => {
-                removed += 1;
-                answered += 1;
-                let holder = found.holder().unwrap_or_default();
-                let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
+    let name = &target.name;
+    let mut removed_any = false;
+    let mut answered_all = true;
+    for key in target.all_keys() {
+        let states = lock.force_release(target, &key);
+        let mut removed = 0;
+        let mut answered = 0;
+        let mut out = std::io::stdout().lock();
+        for state in &states {
+            match &state.state {
+                Ok(found @ (KeyState::Present { .. } | KeyState::Foreign { .. })) => {
+                    removed += 1;
+                    answered += 1;
+                    let holder = found.holder().unwrap_or_default();
+                    let _ = writeln!(out, "removed {key} on {} (held by {holder})", state.server);
+                }
+                Ok(KeyState::Absent) => answered += 1,
+                Err(why) => reporter.warn(&format!("{}: {why}", state.server)),
             }
-            Ok(KeyState::Absent) => answered += 1,
-            Err(why) => reporter.warn(&format!("{}: {why}", state.server)),
         }
+        if removed > 0 {
+            removed_any = true;
+            reporter.emit(&Event::Released {
+                name,
+                key: &key,
+                token: None,
+                deleted: removed,
+                servers: states.len(),
+                forced: true,
+            });
+        }
+        answered_all &= answered >= lock.quorum();
     }
-    if removed > 0 {
-        reporter.emit(&Event::Released {
-            name,
-            key,
-            token: None,
-            deleted: removed,
-            servers: states.len(),
-            forced: true,
-        });
+    if removed_any {
         Ok(Outcome::Success)
-    } else if answered < lock.quorum() {
+    } else if !answered_all {
         Err(exit::fail(
             Outcome::Unavailable,
             format!(
-                "cannot force-release lock '{name}': only {answered} of {} servers answered",
-                states.len()
+                "cannot force-release lock '{name}': fewer than {} of {} servers answered",
+                lock.quorum(),
+                lock.servers().len()
             ),
         ))
     } else {
@@ -237,17 +190,9 @@ pub(crate) fn extend(
     reporter: Reporter,
     args: &ExtendArgs,
 ) -> anyhow::Result<Outcome> {
-    let key = config.key(&args.name)?;
-    config.check_ttl(args.ttl)?;
-    if token::holder(&args.token).is_some_and(|holder| holder.kept.is_some()) {
-        // A kept lock ends when its hold does: stretching it would defeat the bound that
-        // `--hold-at-least` promises (see `crate::hold`).
-        return Err(exit::usage(
-            "--token is the value of a lock kept by --hold-at-least, not a holder's token; a kept lock cannot be extended",
-        ));
-    }
+    let target = config.extension(args)?;
     let mut lock = config.redlock(reporter);
-    let held = held_key(&mut lock, key, args.limit, &args.token);
+    let held = lock.find_key(&target, &args.token);
     match held.and_then(|key| Ok((lock.extend(&key, &args.token, args.ttl)?, key))) {
         Ok((held, key)) => {
             reporter.emit(&Event::Renewed {

@@ -2,30 +2,19 @@
 //! and release notifications), the refusals turned into outcomes, and the checks after a grant.
 
 use crate::cli::TakeArgs;
-use crate::config::Config;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, Grant, LockError, Redlock, RetryPolicy, Waiting, Wake};
+use crate::lock::{self, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
 use std::sync::mpsc;
 
-/// The key to acquire for `take`: the lock's, or with `--limit` the semaphore's, whose slots
-/// the grant picks from (`Held::key_in` names the one it holds).
-pub(crate) fn target_key(config: &Config, take: &TakeArgs) -> anyhow::Result<String> {
-    let key = config.key(&take.name)?;
-    Ok(match take.limit {
-        Some(_) => lock::semaphore::semaphore_key(&key),
-        None => key,
-    })
-}
-
-/// Acquires `key`, turning refusals into outcomes. Signals and release notifications arrive on
+/// Acquires `target` (what `take` asks for, checked by `config`), turning refusals into outcomes. Signals and release notifications arrive on
 /// `wakes`; `notify` is its sending side, for the subscriptions. `command` is what `exec` runs,
 /// recorded in the token for `status` to show.
 pub(crate) fn take_lock(
     lock: &mut Redlock,
-    key: &str,
+    target: &Target,
     take: &TakeArgs,
     command: Option<&str>,
     (notify, wakes): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>),
@@ -52,17 +41,13 @@ pub(crate) fn take_lock(
         notify: take.wait.map(|_| notify.clone()),
         progress: Some(&mut show),
     };
-    lock.set_grant(Grant {
-        fence: take.fence,
-        slots: take.limit,
-    });
     let started = crate::clock::BootInstant::now();
     let mut new_token = || token::new_token(command);
-    let result = lock.acquire(key, take.ttl, waiting, &mut new_token);
+    let result = lock.acquire(target, take.ttl, waiting, &mut new_token);
     if let Some(line) = line.as_mut() {
         line.clear();
     }
-    let held = result?.map_err(|err| refusal(key, take, err, reporter))?;
+    let held = result?.map_err(|err| refusal(target, take, err, reporter))?;
     let interrupted = wakes
         .try_iter()
         .find_map(Wake::signal)
@@ -70,12 +55,12 @@ pub(crate) fn take_lock(
     if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
         // the command), so give the lock back rather than leave it to expire.
-        let _ = lock.release(&held.key_in(key), &held.token);
+        let _ = lock.release(target, &held.key, &held.token);
         return Err(exit::quietly(Outcome::Signal(signal)));
     }
     reporter.emit(&Event::Acquired {
         name: &take.name,
-        key: &held.key_in(key),
+        key: &held.key,
         token: &held.token,
         ttl: held.ttl,
         validity: held.validity,
@@ -88,8 +73,8 @@ pub(crate) fn take_lock(
     Ok(held)
 }
 
-fn refusal(key: &str, take: &TakeArgs, err: LockError, reporter: Reporter) -> anyhow::Error {
-    let name = &take.name;
+fn refusal(target: &Target, take: &TakeArgs, err: LockError, reporter: Reporter) -> anyhow::Error {
+    let (name, key) = (&take.name, &target.stem());
     let wait = take.wait.filter(|wait| !wait.is_zero());
     let waited = wait.map_or(String::new(), |wait| {
         format!(" after waiting {}", humantime::format_duration(wait))

@@ -9,20 +9,18 @@
 
 mod child;
 mod renew;
-mod schedule;
 
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::hold::{self, Acquired, Hold};
-use crate::lock::{self, Held, Holding, Redlock, Wake};
+use crate::lock::{self, Held, Holding, Redlock, Target, Wake};
 use crate::report::{Event as Log, Reporter};
 use crate::take::take_lock;
 use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
 use renew::{Report, Watchdog};
-use schedule::Schedule;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::sync::mpsc;
 
@@ -34,16 +32,10 @@ enum Event {
 
 pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyhow::Result<Outcome> {
     let take = &args.take;
-    let key = crate::take::target_key(config, take)?;
-    config.check_ttl(take.ttl)?;
-    let schedule = Schedule {
-        ttl: take.ttl,
-        timeout: config.timeout,
-        kill_after: args.kill_after,
-    };
-    check_renewable(&schedule)?;
+    let (target, schedule) = config.take(take, Some(args.kill_after))?;
+    let schedule = schedule.expect("exec's take has a renewal schedule");
     let mut lock = config.redlock(reporter);
-    if is_reentry(&mut lock, &reentry_key(&key, take.limit)) {
+    if is_reentry(&mut lock, &target) {
         if take.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
             // The outer exec holds the lock without a fence; inventing one here would not be
             // the grant's, and running without one would ignore --fence.
@@ -60,13 +52,13 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     signals::watch(&signals::TERMINATING, wake_tx.clone(), Wake::Interrupted)?;
     let held = take_lock(
         &mut lock,
-        &key,
+        &target,
         take,
         Some(&args.command.join(" ")),
         (&wake_tx, &wakes),
         reporter,
     )?;
-    let key = held.key_in(&key);
+    let key = held.key.clone();
     let servers = lock.servers().len();
     let lifecycle = Lifecycle {
         name: &take.name,
@@ -90,7 +82,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
         Ok(command) => command,
         Err(err) => {
-            let _ = lock.release(&key, &held.token);
+            let _ = lock.release(&target, &key, &held.token);
             return Err(spawn_failure(&args.command[0], err));
         }
     };
@@ -137,7 +129,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     }
     let hold = hold_after(args, &held, &ended, status.as_ref().ok());
     let verb = if hold.is_some() { "keep" } else { "release" };
-    match hold::give_back(&mut lock, &key, &held.token, hold) {
+    match hold::give_back(&mut lock, &target, &key, &held.token, hold) {
         Ok(gave) => hold::report(reporter, (&take.name, &key, &held.token), servers, &gave),
         // After a loss the key is someone else's or gone: nothing to report.
         Err(_) if ended.lost.is_some() => {}
@@ -205,19 +197,6 @@ fn limits(args: &ExecArgs, running_since: BootInstant) -> Limits {
         max_runtime: args.max_runtime.unwrap_or_default(),
         kill_after: args.kill_after,
     }
-}
-
-/// A TTL too short for the renewal schedule would report the lock lost at the first renewal.
-fn check_renewable(schedule: &Schedule) -> anyhow::Result<()> {
-    if !schedule.is_workable() {
-        return Err(exit::usage(format!(
-            "--ttl {} is too short for exec with a {} per-server timeout; expected at least {} ms so renewals have time",
-            humantime::format_duration(schedule.ttl),
-            humantime::format_duration(schedule.timeout),
-            Schedule::minimum_ttl(schedule.timeout).as_millis()
-        )));
-    }
-    Ok(())
 }
 
 /// What the lifecycle log says about this lock.
@@ -340,32 +319,23 @@ fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
     });
 }
 
-/// The key an enclosing exec of the same lock would hold: the lock's own, or for a semaphore
-/// the slot named in the inherited `REDLOCK_KEY`, if it is one of this semaphore's.
-fn reentry_key(key: &str, limit: Option<usize>) -> String {
-    let Some(limit) = limit else {
-        return key.to_string();
-    };
-    let outer = std::env::var("REDLOCK_KEY").unwrap_or_default();
-    match lock::semaphore::split_slot_key(&outer) {
-        Some((semaphore, slot)) if semaphore == key && slot < limit => outer,
-        _ => key.to_string(),
-    }
-}
-
 /// Re-entry: we run inside a command that already holds this lock (`REDLOCK_KEY` and
-/// `REDLOCK_TOKEN` from an outer `redlock exec`), and the servers confirm the token holds it.
-fn is_reentry(lock: &mut Redlock, key: &str) -> bool {
+/// `REDLOCK_TOKEN` from an outer `redlock exec`, a key of this target: the lock's, or one of
+/// this semaphore's slots), and the servers confirm the token holds it.
+fn is_reentry(lock: &mut Redlock, target: &Target) -> bool {
     let inherited = |name| std::env::var(name).ok();
     let (Some(outer_key), Some(token)) = (inherited("REDLOCK_KEY"), inherited("REDLOCK_TOKEN"))
     else {
         return false;
     };
-    if outer_key != key {
+    let Some(index) = target.index_of(&outer_key) else {
         return false;
-    }
-    let (states, started) = lock.inspect(key);
-    matches!(lock::holding(&states, started), Holding::Held { token: holder, .. } if holder == token)
+    };
+    let inspection = lock.inspect(target);
+    matches!(
+        lock::holding(&inspection.keys[index], inspection.started),
+        Holding::Held { token: holder, .. } if holder == token
+    )
 }
 
 /// The outer `redlock exec` renews and releases; we simply become the command, so its signals

@@ -6,9 +6,9 @@
 //! as soon as a server says the token is gone, it reports the lock lost: the supervisor must stop
 //! the command.
 
-use super::schedule::Schedule;
 use crate::clock::BootInstant;
 use crate::lock::{jitter, Held, LockError, Redlock};
+use crate::schedule::Schedule;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;

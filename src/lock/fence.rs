@@ -36,60 +36,38 @@
 //! it only on the restarted server reads an old number. Hence persistence for fencing (README);
 //! a delayed restart, which is enough for the locks, is not enough for the counters.
 //!
-//! The counter key is `<lock key>␟fence` (␟ = 0x1F, the ASCII unit separator), a small hash
+//! The counter key is `keys::fence` of the lock (or slot) key, a small hash
 //! with fields `fence` (the counter) and `token` (the holder it was last issued to, so that
 //! `status` can tell whether the current holder has a fence). Lock names cannot contain control
 //! characters, so no lock name's key can collide with it.
 
+use super::keys;
 use super::nodes::Reply;
-use super::{quorum, tally, Held, LockError, Redlock};
+use super::quorum::{self, tally};
+use super::script::Lua;
+use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
-use redis::Script;
-use std::sync::OnceLock;
 use std::time::Duration;
-
-/// Separates a lock key from what redlock keeps beside it. A control character, which
-/// `Config::key` refuses in a lock name, so `<prefix><name>` can never end up equal to one of
-/// these keys.
-pub(crate) const SEPARATOR: char = '\x1f';
-
-/// The counter key of the lock (or semaphore slot) `key`.
-pub(crate) fn fence_key(key: &str) -> String {
-    format!("{key}{SEPARATOR}fence")
-}
-
-/// Whether `key` is a fencing counter rather than a lock.
-pub(crate) fn is_fence_key(key: &str) -> bool {
-    key.ends_with(&format!("{SEPARATOR}fence"))
-}
 
 /// The write-back: only while KEYS[1] holds our token (ARGV[1]), raise the counter in KEYS[2]
 /// to ARGV[2] if that is larger. 1 when we hold the lock here (the counter is now >= ARGV[2]).
-const WRITE_FENCE: &str = r"
+static WRITE_FENCE: Lua = Lua::new(|| {
+    r"
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 local current = tonumber(redis.call('hget', KEYS[2], 'fence')) or 0
 if tonumber(ARGV[2]) > current then
   redis.call('hset', KEYS[2], 'fence', ARGV[2], 'token', ARGV[1])
 end
-return 1";
+return 1"
+        .into()
+});
 
 /// A counter as `status` reads it: {fence, token} (false when absent).
-const READ_FENCE: &str = r"
-return {tonumber(redis.call('hget', KEYS[1], 'fence')) or 0, redis.call('hget', KEYS[1], 'token')}";
-
-pub(super) fn script(cell: &'static OnceLock<Script>, source: &str) -> &'static Script {
-    cell.get_or_init(|| Script::new(source))
-}
-
-fn write_fence() -> &'static Script {
-    static SCRIPT: OnceLock<Script> = OnceLock::new();
-    script(&SCRIPT, WRITE_FENCE)
-}
-
-fn read_fence() -> &'static Script {
-    static SCRIPT: OnceLock<Script> = OnceLock::new();
-    script(&SCRIPT, READ_FENCE)
-}
+static READ_FENCE: Lua = Lua::new(|| {
+    r"
+return {tonumber(redis.call('hget', KEYS[1], 'fence')) or 0, redis.call('hget', KEYS[1], 'token')}"
+        .into()
+});
 
 impl Redlock {
     /// Steps 2 and 3 above for a lock just granted on `key`. `counters` has, for each server
@@ -97,19 +75,20 @@ impl Redlock {
     /// the grant with its fence, or why it does not count (the caller cleans up).
     pub(super) fn write_fence(
         &mut self,
-        key: &str,
         held: Held,
         counters: &[Option<u64>],
     ) -> Result<Held, LockError> {
         let fence = counters.iter().flatten().max().copied().unwrap_or(0) + 1;
         let targets: Vec<bool> = counters.iter().map(Option::is_some).collect();
-        let counter_key = fence_key(key);
+        let key = held.key.clone();
+        let counter_key = keys::fence(&key);
         let started = BootInstant::now();
         let replies: Vec<Reply<Option<bool>>> = self
             .nodes
             .round_on(&targets, |con| {
-                let written: i64 = write_fence()
-                    .key(key)
+                let written: i64 = WRITE_FENCE
+                    .script()
+                    .key(&key)
                     .key(&counter_key)
                     .arg(&held.token)
                     .arg(fence)
@@ -133,7 +112,7 @@ impl Redlock {
             .and_then(|at| quorum::validity(held.ttl, at.since(held.since)));
         self.observe(
             "fence",
-            key,
+            &key,
             &replies,
             started,
             validity,
@@ -162,11 +141,11 @@ impl Redlock {
 
     /// Each server's counter for `key`: the last fence issued and the token it went to.
     pub(crate) fn fences(&mut self, key: &str) -> Vec<Option<(u64, Option<String>)>> {
-        let counter_key = fence_key(key);
+        let counter_key = keys::fence(key);
         self.nodes
             .round(|con| {
                 let (fence, token): (u64, Option<String>) =
-                    read_fence().key(&counter_key).invoke(con)?;
+                    READ_FENCE.script().key(&counter_key).invoke(con)?;
                 Ok((fence, token))
             })
             .into_iter()
@@ -189,14 +168,6 @@ pub(crate) fn holder_fence(fences: &[Option<(u64, Option<String>)>], token: &str
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn counter_keys_are_beside_the_lock_and_never_a_lock_name() {
-        assert_eq!(fence_key("redlock:job"), "redlock:job\u{1f}fence");
-        assert!(is_fence_key(&fence_key("redlock:job")));
-        assert!(!is_fence_key("redlock:job:fence"));
-        assert!(SEPARATOR.is_control());
-    }
 
     #[test]
     fn holder_fence_only_counts_counters_issued_to_the_holder() {

@@ -2,10 +2,67 @@
 //! server, and say truthfully what they did when the token holds the lock on only some of them.
 
 use super::nodes::{NodeError, Reply};
-use super::quorum::{self, Verdict};
-use super::{scripts, tally, Held, LockError, Redlock, Tally};
+use super::queue::{self, HandOver};
+use super::quorum::{self, tally, Tally, Verdict};
+use super::script::Lua;
+use super::target::Target;
+use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
+
+/// Releases KEYS[1] only if it holds our token (ARGV[1]): hands it to the next waiter in the
+/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours.
+fn release_source() -> String {
+    format!(
+        "{}
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+{}
+return 1",
+        queue::lua(),
+        queue::HAND_OVER_LAST_ARGS
+    )
+}
+
+static RELEASE: Lua = Lua::new(release_source);
+
+/// Sets a new TTL only if the key holds our token. It never re-creates a missing key: a lock
+/// that expired has had a gap in which someone else may have held it. Returns {1, expiry before,
+/// expiry now} (milliseconds on the server's clock, -1 for none) so that a failed extension can
+/// be undone, or {0, 0, 0}. TIME is read after the write: scripts on servers before Redis 5 may
+/// not write after reading the clock.
+static EXTEND: Lua = Lua::new(|| {
+    r"
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return {0, 0, 0} end
+local left = redis.call('pttl', KEYS[1])
+redis.call('pexpire', KEYS[1], ARGV[2])
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local before = -1
+if left >= 0 then before = now + left end
+return {1, before, now + ARGV[2]}"
+        .into()
+});
+
+/// Puts back the expiry `ARGV[3]` (-1: none) a failed extension replaced, only if the key still
+/// holds our token and the expiry that extension set, `ARGV[2]` (to the millisecond or two that
+/// separate the script's clock readings): nobody else's change is undone. An expiry already
+/// past deletes the key, as it would have expired by then. It must read the clock before it
+/// writes, which servers before Redis 5 allow only after `redis.replicate_commands()`.
+static RESTORE: Lua = Lua::new(|| {
+    r"
+if redis.replicate_commands then redis.replicate_commands() end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+if math.abs(now + redis.call('pttl', KEYS[1]) - ARGV[2]) > 2 then return 0 end
+if tonumber(ARGV[3]) < 0 then
+  redis.call('persist', KEYS[1])
+else
+  redis.call('pexpireat', KEYS[1], ARGV[3])
+end
+return 1"
+        .into()
+});
 
 /// Result of a release.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,20 +72,21 @@ pub(crate) struct Released {
 }
 
 impl Redlock {
-    /// Compare-and-delete on every server. Waits for every server (up to the timeout) so that a
-    /// one-shot `release` does not exit before its deletes went out.
-    pub(crate) fn release(&mut self, key: &str, token: &str) -> Result<Released, LockError> {
-        let (queue, wake) = (scripts::queue_key(key), scripts::wake_prefix(key));
-        let reserve = scripts::reservation(self.nodes.timeout());
+    /// Compare-and-delete of `key` (one of `target`'s) on every server, handing it to the next
+    /// waiter. Waits for every server (up to the timeout) so that a one-shot `release` does not
+    /// exit before its deletes went out.
+    pub(crate) fn release(
+        &mut self,
+        target: &Target,
+        key: &str,
+        token: &str,
+    ) -> Result<Released, LockError> {
+        let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let deleted: i64 = scripts::release()
-                .key(key)
-                .key(&queue)
-                .arg(token)
-                .arg(&wake)
-                .arg(reserve)
-                .invoke(con)?;
+            let mut invocation = RELEASE.script().key(key);
+            invocation.key(&hand_over.queue).arg(token);
+            let deleted: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(deleted == 1)
         });
         self.observe("release", key, &replies, started, None, |deleted| {
@@ -73,7 +131,8 @@ impl Redlock {
         let ttl_ms = ttl.as_millis() as u64;
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let (extended, before, set): (i64, i64, i64) = scripts::extend()
+            let (extended, before, set): (i64, i64, i64) = EXTEND
+                .script()
                 .key(key)
                 .arg(token)
                 .arg(ttl_ms)
@@ -97,7 +156,16 @@ impl Redlock {
         });
         let verdict = outcome.verdict(self.nodes.len());
         if let (Verdict::Yes, Some(validity)) = (&verdict, validity) {
-            return Ok(Held::granted(token, ttl, validity, started, outcome.yes));
+            return Ok(Held {
+                key: key.to_string(),
+                token: token.to_string(),
+                ttl,
+                validity,
+                since: started,
+                votes: outcome.yes,
+                fence: None,
+                slot: None,
+            });
         }
         let undone = self.restore(key, token, &replies);
         let did = format!("extended on {} (put back on {undone})", outcome.yes);
@@ -136,7 +204,8 @@ impl Redlock {
             let mut target = vec![false; replies.len()];
             target[index] = true;
             let replies = self.nodes.round_on(&target, |con| {
-                let restored: i64 = scripts::restore()
+                let restored: i64 = RESTORE
+                    .script()
                     .key(key)
                     .arg(token)
                     .arg(extended.set)

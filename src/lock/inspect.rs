@@ -1,86 +1,94 @@
-//! Looking at a lock without taking it: what each server holds, the quorum's verdict, every lock
-//! under a prefix, and the forced delete for stuck locks.
+//! Looking at a target without taking it: what each server holds of each of its keys and who
+//! waits in its queue, every lock under a prefix, which slot a token holds, and the forced
+//! delete for stuck locks. The verdict on what the servers said is verdict.rs's.
 
+use super::keys::{self, Listed};
 use super::nodes::{NodeError, Reply};
-use super::{quorum, scripts, Redlock};
+use super::queue::{self, HandOver};
+use super::script::Lua;
+use super::target::Target;
+use super::verdict::{describe_state, key_state, KeyState, ServerState};
+use super::{LockError, Redlock};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-/// What one server knows about a key.
+/// KEYS: the target's keys, then its queue. Returns, in one round trip, each key's type, value
+/// (strings only) and PTTL, and the first `MAX_WAITERS` entries of the queue with their scores.
+static INSPECT: Lua = Lua::new(|| {
+    format!(
+        r"
+local keys = {{}}
+for i = 1, #KEYS - 1 do
+  local kind = redis.call('type', KEYS[i]).ok
+  local value = false
+  if kind == 'string' then value = redis.call('get', KEYS[i]) end
+  keys[i] = {{kind, value, redis.call('pttl', KEYS[i])}}
+end
+local waiting = redis.pcall('zrange', KEYS[#KEYS], 0, {last}, 'WITHSCORES')
+if type(waiting) ~= 'table' or waiting.err then waiting = {{}} end
+return {{keys, waiting}}",
+        last = MAX_WAITERS - 1
+    )
+});
+
+/// Removes KEYS[1] whatever its value (`release --force`), handing it to the next waiter of the
+/// queue KEYS[2] like a release. Returns {removed, value (strings only), type}.
+fn force_release_source() -> String {
+    format!(
+        "{}
+local kind = redis.call('type', KEYS[1]).ok
+local value = false
+if kind == 'string' then value = redis.call('get', KEYS[1]) end
+local removed = redis.call('exists', KEYS[1])
+if removed == 1 then {} end
+return {{removed, value, kind}}",
+        queue::lua(),
+        queue::HAND_OVER_LAST_ARGS
+    )
+}
+
+static FORCE_RELEASE: Lua = Lua::new(force_release_source);
+
+/// The most waiters `status` lists.
+const MAX_WAITERS: usize = 1000;
+
+/// What every server holds of a target.
+pub(crate) struct Inspection {
+    /// Per key of the target (one for a mutex, one per slot, in order): every server's view.
+    pub(crate) keys: Vec<Vec<ServerState>>,
+    /// Who waits, in arrival order, over every server that answered.
+    pub(crate) waiters: Vec<Waiting>,
+    /// When the round started: what the servers showed is at least this old.
+    pub(crate) started: BootInstant,
+}
+
+/// One waiter in a target's queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum KeyState {
-    Absent,
-    /// A string: the layout redlock shares with redsync, node-redlock, pottery and redis-py.
-    Present {
-        token: String,
-        /// Remaining TTL; `None` when the key has no expiry.
-        ttl: Option<Duration>,
-    },
-    /// Another type, `kind` as TYPE names it: another client's lock (Redisson's `RLock` is a
-    /// hash), which excludes us as surely as a token does.
-    Foreign {
-        kind: String,
-        ttl: Option<Duration>,
-    },
-}
-
-impl KeyState {
-    /// Who holds the key, for people; `None` when it is absent.
-    pub(crate) fn holder(&self) -> Option<String> {
-        match self {
-            KeyState::Absent => None,
-            KeyState::Present { token, .. } => Some(describe_token(token)),
-            KeyState::Foreign { kind, .. } => Some(describe_foreign(kind)),
-        }
-    }
-}
-
-pub(crate) struct ServerState {
-    pub(crate) server: String,
-    /// For a Sentinel group that answered, the master that did (`host:port`).
-    pub(crate) master: Option<String>,
-    pub(crate) state: Result<KeyState, NodeError>,
-    pub(crate) latency: Duration,
-}
-
-/// The quorum verdict on who holds a key. One word per verdict, the same in every view:
-/// held, free, partial, unknown.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Holding {
-    Held {
-        token: String,
-        servers: usize,
-        /// Lower bound on what is left, `None` when the key never expires.
-        validity: Option<Duration>,
-    },
-    /// Held too, by a client with another key layout: keys of type `kind` on a quorum.
-    Foreign { kind: String, servers: usize },
-    /// No server that answered has the key, and those that did not are too few to hold it.
-    Free,
-    /// The key is on `servers` servers, but no holder has a quorum of them, nor could with the
-    /// servers that did not answer: not held, and those copies expire by their TTL.
-    Partial { servers: usize },
-    /// Too few servers answered to tell.
-    Unknown,
+pub(crate) struct Waiting {
+    /// The token that names the waiter (its holder facts say who waits).
+    pub(crate) token: String,
+    /// Whether it waits for a shared lock.
+    pub(crate) shared: bool,
+    /// When it started waiting, in unix ms (its earliest score on any server).
+    pub(crate) since_unix_ms: u64,
+    /// On how many servers it is queued.
+    pub(crate) servers: usize,
 }
 
 /// One server's keys under a prefix and its view of each, or why it could not say.
 pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
 
 impl Redlock {
-    /// Deletes `key` on every server whatever its value. Returns what each server removed.
-    pub(crate) fn force_release(&mut self, key: &str) -> Vec<ServerState> {
-        let (queue, wake) = (scripts::queue_key(key), scripts::wake_prefix(key));
-        let reserve = scripts::reservation(self.nodes.timeout());
+    /// Deletes `key` (one of `target`'s) on every server whatever its value, handing it to the
+    /// next waiter. Returns what each server removed.
+    pub(crate) fn force_release(&mut self, target: &Target, key: &str) -> Vec<ServerState> {
+        let hand_over = HandOver::new(target, self.nodes.timeout(), None);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let (removed, value, kind): (i64, Option<String>, String) = scripts::force_release()
-                .key(key)
-                .key(&queue)
-                .arg(&wake)
-                .arg(reserve)
-                .invoke(con)?;
+            let mut invocation = FORCE_RELEASE.script().key(key);
+            invocation.key(&hand_over.queue);
+            let (removed, value, kind): (i64, Option<String>, String) =
+                hand_over.args(&mut invocation).invoke(con)?;
             Ok(if removed == 1 {
                 key_state(&kind, value, -1)
             } else {
@@ -98,16 +106,122 @@ impl Redlock {
         self.states(replies)
     }
 
-    /// What every server knows about `key`.
-    pub(crate) fn inspect(&mut self, key: &str) -> (Vec<ServerState>, BootInstant) {
+    /// What every server knows about each of `target`'s keys, and who waits for it.
+    pub(crate) fn inspect(&mut self, target: &Target) -> Inspection {
+        let mut script_keys = target.all_keys();
+        script_keys.push(target.queue());
         let started = BootInstant::now();
+        type Found = (Vec<(String, Option<String>, i64)>, Vec<String>);
         let replies = self.nodes.round(|con| {
-            let (kind, value, pttl): (String, Option<String>, i64) =
-                scripts::inspect().key(key).invoke(con)?;
-            Ok(key_state(&kind, value, pttl))
+            let mut invocation = INSPECT.script().prepare_invoke();
+            for key in &script_keys {
+                invocation.key(key);
+            }
+            let found: Found = invocation.invoke(con)?;
+            Ok(found)
         });
-        self.observe("inspect", key, &replies, started, None, describe_state);
-        (self.states(replies), started)
+        self.observe(
+            "inspect",
+            target.keys.lock(),
+            &replies,
+            started,
+            None,
+            |(found, _)| {
+                let held = found.iter().filter(|(kind, _, _)| kind != "none").count();
+                match found.len() {
+                    1 => (if held == 1 { "held" } else { "absent" }.into(), held == 1),
+                    n => (format!("{held} of {n} slots taken"), held > 0),
+                }
+            },
+        );
+        let mut waiters: BTreeMap<String, Waiting> = BTreeMap::new();
+        for (_, entries) in replies
+            .iter()
+            .filter_map(|reply| reply.result.as_ref().ok())
+        {
+            for pair in entries.chunks(2) {
+                let [entry, score] = pair else { continue };
+                let since = score.parse::<f64>().map_or(0, |s| s.max(0.0) as u64);
+                let (token, shared) = queue::entry_token(entry);
+                let waiting = waiters.entry(entry.clone()).or_insert(Waiting {
+                    token: token.to_string(),
+                    shared,
+                    since_unix_ms: since,
+                    servers: 0,
+                });
+                waiting.servers += 1;
+                waiting.since_unix_ms = waiting.since_unix_ms.min(since);
+            }
+        }
+        let mut waiters: Vec<Waiting> = waiters.into_values().collect();
+        waiters.sort_by(|a, b| (a.since_unix_ms, &a.token).cmp(&(b.since_unix_ms, &b.token)));
+        let keys = (0..target.width())
+            .map(|index| {
+                self.servers()
+                    .iter()
+                    .zip(&replies)
+                    .map(|(server, reply)| ServerState {
+                        server: server.display.clone(),
+                        master: reply.result.is_ok().then(|| server.master()).flatten(),
+                        state: match &reply.result {
+                            Ok((found, _)) => Ok(found
+                                .get(index)
+                                .map_or(KeyState::Absent, |(kind, value, pttl)| {
+                                    key_state(kind, value.clone(), *pttl)
+                                })),
+                            Err(err) => Err(err.clone()),
+                        },
+                        latency: reply.latency,
+                    })
+                    .collect()
+            })
+            .collect();
+        Inspection {
+            keys,
+            waiters,
+            started,
+        }
+    }
+
+    /// Which of `target`'s keys `token` holds: a mutex's own key (no round), or the slot most
+    /// servers show it in.
+    pub(crate) fn find_key(&mut self, target: &Target, token: &str) -> Result<String, LockError> {
+        if target.width() == 1 {
+            return Ok(target.key(0));
+        }
+        let inspection = self.inspect(target);
+        let mut best: Option<(usize, usize)> = None;
+        for (index, servers) in inspection.keys.iter().enumerate() {
+            let holding = servers
+                .iter()
+                .filter(
+                    |s| matches!(&s.state, Ok(KeyState::Present { token: t, .. }) if t == token),
+                )
+                .count();
+            if holding > 0 && best.is_none_or(|(_, most)| holding > most) {
+                best = Some((index, holding));
+            }
+        }
+        if let Some((index, _)) = best {
+            return Ok(target.key(index));
+        }
+        let answered = inspection.keys.first().map_or(0, |servers| {
+            servers.iter().filter(|s| s.state.is_ok()).count()
+        });
+        if answered >= self.quorum() {
+            Err(LockError::NotHeld {
+                acted: 0,
+                undone: 0,
+            })
+        } else {
+            Err(LockError::Unavailable {
+                detail: format!(
+                    "no quorum: {answered} of {} servers answered, {} needed",
+                    self.nodes.len(),
+                    self.quorum()
+                ),
+            })
+        }
     }
 
     /// Every key under `prefix` on every server, with each server's view of it.
@@ -129,9 +243,7 @@ impl Redlock {
                 // locks. A semaphore's slots are.
                 let keys: Vec<String> = keys
                     .into_iter()
-                    .filter(|key| {
-                        !key.contains('\x1f') || super::semaphore::split_slot_key(key).is_some()
-                    })
+                    .filter(|key| keys::parse(prefix, key) != Listed::Beside)
                     .collect();
                 if !keys.is_empty() {
                     let mut pipe = redis::pipe();
@@ -190,119 +302,6 @@ impl Redlock {
     }
 }
 
-/// Who holds a lock, for people: the holder facts when the token carries them.
-pub(crate) fn describe_token(token: &str) -> String {
-    if token.starts_with("next:") {
-        // A release's placeholder for the waiter it woke (`scripts::hand_over`).
-        return "the next waiter in line, being handed the lock".into();
-    }
-    match crate::token::holder(token) {
-        Some(h) => {
-            let who = match &h.command {
-                Some(cmd) => format!("pid {} on {} ({cmd})", h.pid, h.host),
-                None => format!("pid {} on {}", h.pid, h.host),
-            };
-            match h.kept {
-                Some(_) => format!("{who}, kept after its run (--hold-at-least)"),
-                None => who,
-            }
-        }
-        None => format!("token '{token}' (not a redlock client)"),
-    }
-}
-
-/// A holder with another key layout, for people.
-pub(crate) fn describe_foreign(kind: &str) -> String {
-    format!("a non-redlock client ({kind})")
-}
-
-/// The quorum verdict from every server's view of one key.
-pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
-    let servers = states.len();
-    let needed = quorum::quorum(servers);
-    let silent = states
-        .iter()
-        .filter(|s| matches!(s.state, Err(NodeError::Down(_))))
-        .count();
-    // Per token: on how many servers, and the shortest TTL among them (None: no expiry anywhere).
-    let mut by_token: BTreeMap<&str, (usize, Option<Duration>)> = BTreeMap::new();
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for state in states {
-        match &state.state {
-            Ok(KeyState::Foreign { kind, .. }) => *kinds.entry(kind).or_default() += 1,
-            Err(NodeError::ForeignType) => *kinds.entry("non-string").or_default() += 1,
-            _ => {}
-        }
-        if let Ok(KeyState::Present { token, ttl }) = &state.state {
-            let entry = by_token.entry(token).or_insert((0, *ttl));
-            entry.0 += 1;
-            entry.1 = match (entry.1, *ttl) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        }
-    }
-    let best = by_token.iter().max_by_key(|(_, (count, _))| *count);
-    match best {
-        Some((token, (count, ttl))) if *count >= needed => {
-            let elapsed = started.elapsed();
-            Holding::Held {
-                token: token.to_string(),
-                servers: *count,
-                validity: ttl.map(|ttl| {
-                    ttl.saturating_sub(elapsed)
-                        .saturating_sub(quorum::drift(ttl))
-                }),
-            }
-        }
-        best => {
-            let best_count = best.map_or(0, |(_, (count, _))| *count);
-            let foreign: usize = kinds.values().sum();
-            let present = by_token.values().map(|(count, _)| count).sum::<usize>() + foreign;
-            if foreign >= needed {
-                let kind = kinds.into_iter().max_by_key(|(_, count)| *count);
-                Holding::Foreign {
-                    kind: kind.map_or("non-string", |(kind, _)| kind).to_string(),
-                    servers: foreign,
-                }
-            } else if best_count + silent >= needed || foreign + silent >= needed {
-                Holding::Unknown
-            } else if present == 0 {
-                Holding::Free
-            } else {
-                Holding::Partial { servers: present }
-            }
-        }
-    }
-}
-
-/// A server's view of a key in a few words, for observers; a present key counts as a yes.
-pub(super) fn describe_state(state: &KeyState) -> (String, bool) {
-    match state {
-        KeyState::Absent => ("absent".into(), false),
-        KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. } => {
-            let who = state.holder().unwrap_or_default();
-            let ttl = ttl.map_or_else(String::new, |ttl| format!(", ttl {} ms", ttl.as_millis()));
-            (format!("held by {who}{ttl}"), true)
-        }
-    }
-}
-
-pub(super) fn key_state(kind: &str, value: Option<String>, pttl: i64) -> KeyState {
-    let ttl = u64::try_from(pttl).ok().map(Duration::from_millis);
-    match (kind, value) {
-        ("none", _) => KeyState::Absent,
-        _ if pttl == -2 => KeyState::Absent,
-        ("string", Some(token)) => KeyState::Present { token, ttl },
-        // A string that vanished between TYPE and GET.
-        ("string", None) => KeyState::Absent,
-        (kind, _) => KeyState::Foreign {
-            kind: kind.to_string(),
-            ttl,
-        },
-    }
-}
-
 /// Escapes SCAN's glob characters so a prefix matches itself only.
 fn glob_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -318,88 +317,6 @@ fn glob_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn state(token: Option<&str>, ttl_ms: Option<u64>) -> ServerState {
-        ServerState {
-            server: "s".into(),
-            master: None,
-            state: Ok(match token {
-                Some(t) => KeyState::Present {
-                    token: t.into(),
-                    ttl: ttl_ms.map(Duration::from_millis),
-                },
-                None => KeyState::Absent,
-            }),
-            latency: Duration::ZERO,
-        }
-    }
-
-    fn down() -> ServerState {
-        ServerState {
-            server: "s".into(),
-            master: None,
-            state: Err(NodeError::Down("connection refused".into())),
-            latency: Duration::ZERO,
-        }
-    }
-
-    #[test]
-    fn holding_needs_a_quorum_for_one_token() {
-        let now = BootInstant::now();
-        let held = [
-            state(Some("a"), Some(9000)),
-            state(Some("a"), Some(8000)),
-            state(None, None),
-        ];
-        match holding(&held, now) {
-            Holding::Held {
-                token,
-                servers,
-                validity,
-            } => {
-                assert_eq!(token, "a");
-                assert_eq!(servers, 2);
-                assert!(validity.unwrap() <= Duration::from_millis(8000 - 82));
-            }
-            other => panic!("expected held, got {other:?}"),
-        }
-        let split = [
-            state(Some("a"), Some(1)),
-            state(Some("b"), Some(1)),
-            state(None, None),
-        ];
-        assert_eq!(holding(&split, now), Holding::Partial { servers: 2 });
-        let unknown = [state(Some("a"), Some(1)), down(), down()];
-        assert_eq!(holding(&unknown, now), Holding::Unknown);
-        let free = [state(None, None), state(None, None), down()];
-        assert_eq!(holding(&free, now), Holding::Free);
-    }
-
-    fn hash() -> ServerState {
-        ServerState {
-            server: "s".into(),
-            master: None,
-            state: Ok(key_state("hash", None, 5000)),
-            latency: Duration::ZERO,
-        }
-    }
-
-    #[test]
-    fn another_clients_key_type_on_a_quorum_is_held_by_it() {
-        let now = BootInstant::now();
-        assert_eq!(
-            holding(&[hash(), hash(), hash()], now),
-            Holding::Foreign {
-                kind: "hash".into(),
-                servers: 3
-            }
-        );
-        assert_eq!(
-            holding(&[hash(), state(None, None), state(None, None)], now),
-            Holding::Partial { servers: 1 }
-        );
-        assert_eq!(holding(&[hash(), down(), down()], now), Holding::Unknown);
-    }
 
     #[test]
     fn glob_escape_makes_prefix_literal() {

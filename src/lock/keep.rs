@@ -2,10 +2,44 @@
 //! for a kept value which expires when the hold is over. Why that is safe is argued in
 //! `crate::hold`, which decides the numbers.
 
-use super::quorum::Verdict;
-use super::{scripts, tally, LockError, Redlock};
+use super::queue::{self, HandOver};
+use super::quorum::{tally, Verdict};
+use super::script::Lua;
+use super::target::Target;
+use super::{LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
+
+/// Swaps our token (ARGV[1]) for the kept value (ARGV[2]) with a PX of what is left of the hold
+/// (ARGV[3] ms), only if KEYS[1] holds our token. ARGV[4], when positive, is the PTTL we expect
+/// the key to have when this runs at once; a key with less left shows by how much this request
+/// arrived late, and the hold is shortened by as much (see `crate::hold`). A hold with nothing
+/// left is a release, handed to the next waiter of the queue KEYS[2]. Returns 1 when kept, 2
+/// when released, 0 when the key is not ours. Its writes depend on the clock (the PTTL), so it
+/// asks servers before Redis 5 to replicate them as effects, not as the script.
+fn keep_source() -> String {
+    format!(
+        "{}
+if redis.replicate_commands then redis.replicate_commands() end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+local px = tonumber(ARGV[3])
+local expected = tonumber(ARGV[4])
+if expected > 0 then
+  local pttl = redis.call('pttl', KEYS[1])
+  if pttl >= 0 and pttl < expected then px = px - (expected - pttl) end
+end
+if px > 0 then
+  redis.call('set', KEYS[1], ARGV[2], 'PX', px)
+  return 1
+end
+{}
+return 2",
+        queue::lua(),
+        queue::HAND_OVER_LAST_ARGS
+    )
+}
+
+static KEEP: Lua = Lua::new(keep_source);
 
 /// What a keep asks of each server.
 pub(crate) struct Keep<'a> {
@@ -36,9 +70,14 @@ enum Answer {
 impl Redlock {
     /// Compare-and-set on every server: where the key holds `token`, it becomes `keep.value`
     /// with what is left of the hold as its PX. Counts only with a quorum, as release does.
-    pub(crate) fn keep(&mut self, key: &str, token: &str, keep: &Keep) -> Result<Kept, LockError> {
-        let (queue, wake) = (scripts::queue_key(key), scripts::wake_prefix(key));
-        let reserve = scripts::reservation(self.nodes.timeout());
+    pub(crate) fn keep(
+        &mut self,
+        target: &Target,
+        key: &str,
+        token: &str,
+        keep: &Keep,
+    ) -> Result<Kept, LockError> {
+        let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         // Rounded so that the hold comes out shorter, never longer.
         let remaining_ms = keep.remaining.as_millis() as u64;
         let expected_ms = keep
@@ -46,16 +85,14 @@ impl Redlock {
             .map_or(0, |pttl| pttl.as_millis() as u64 + 1);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let answer: i64 = scripts::keep()
-                .key(key)
-                .key(&queue)
+            let mut invocation = KEEP.script().key(key);
+            invocation
+                .key(&hand_over.queue)
                 .arg(token)
                 .arg(keep.value)
                 .arg(remaining_ms)
-                .arg(expected_ms)
-                .arg(&wake)
-                .arg(reserve)
-                .invoke(con)?;
+                .arg(expected_ms);
+            let answer: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(match answer {
                 1 => Answer::Kept,
                 2 => Answer::Released,

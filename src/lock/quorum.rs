@@ -1,5 +1,8 @@
-//! The arithmetic of Redlock: how many votes make a majority and how long a lock stays valid.
+//! The arithmetic of Redlock: how many votes make a majority, how long a lock stays valid, and
+//! the count of one round's votes.
 
+use super::nodes::{NodeError, Reply};
+use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// Votes needed out of `servers` distinct servers: a strict majority.
@@ -55,6 +58,54 @@ pub(crate) fn verdict(servers: usize, yes: usize, no: usize) -> Verdict {
     } else {
         Verdict::Unknown
     }
+}
+
+/// Counts of one round: yes votes (and when each came), no votes, and silent servers.
+pub(crate) struct Tally {
+    pub(crate) yes: usize,
+    pub(crate) no: usize,
+    yes_times: Vec<BootInstant>,
+    pub(crate) last_at: Option<BootInstant>,
+}
+
+impl Tally {
+    pub(crate) fn answered(&self) -> usize {
+        self.yes + self.no
+    }
+
+    pub(crate) fn verdict(&self, servers: usize) -> Verdict {
+        verdict(servers, self.yes, self.no)
+    }
+
+    /// When the vote that completed a quorum of `needed` arrived (T2).
+    pub(crate) fn quorum_reached_at(&self, needed: usize) -> Option<BootInstant> {
+        let mut times = self.yes_times.clone();
+        times.sort();
+        times.get(needed.checked_sub(1)?).copied()
+    }
+}
+
+/// Counts `replies`: `is_yes` says which answers are a yes; any other answer is a no, and a
+/// server that did not answer is neither.
+pub(crate) fn tally<T>(replies: &[Reply<T>], is_yes: impl Fn(&T) -> bool) -> Tally {
+    let mut tally = Tally {
+        yes: 0,
+        no: 0,
+        yes_times: Vec::new(),
+        last_at: None,
+    };
+    for reply in replies {
+        tally.last_at = tally.last_at.max(Some(reply.at));
+        match &reply.result {
+            Ok(value) if is_yes(value) => {
+                tally.yes += 1;
+                tally.yes_times.push(reply.at);
+            }
+            Ok(_) | Err(NodeError::ForeignType) => tally.no += 1,
+            Err(NodeError::Down(_)) => {}
+        }
+    }
+    tally
 }
 
 #[cfg(test)]

@@ -2,7 +2,11 @@
 //! by that place and bounded by the holder's observed TTL, cut short by the release that wakes us
 //! (pub/sub) and by signals.
 
-use super::{scripts, wake, Held, LockError, Redlock, Seen};
+use super::queue::{Subscriptions, Waiter};
+use super::seen::Seen;
+use super::target::{Kind, Target};
+use super::verdict::{describe_foreign, describe_token};
+use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
@@ -74,52 +78,8 @@ const RANK_STRETCH_MAX: u32 = 16;
 /// A one-shot acquire that found the lock free but lost a split vote tries this many more times.
 const SPLIT_RETRIES: u32 = 2;
 
-/// A waiting acquire's place in the servers' queues of waiters (see `scripts::ACQUIRE`).
-pub(super) struct Waiter {
-    /// Random: names our entry in the queue and our wake-up channel.
-    pub(super) id: String,
-    /// When we started waiting, on our wall clock, in ms since the epoch: the queue's order.
-    pub(super) stamp_ms: u64,
-    /// How long the queue is kept after we last asked: at least half of it is left each time.
-    pub(super) lease: Duration,
-    /// Whether we may be in a queue (a winner then leaves it).
-    pub(super) queued: bool,
-}
-
-impl Waiter {
-    /// What the acquire scripts are told of the waiter (id, stamp, lease in ms, queued), or of
-    /// its absence (a one-shot attempt).
-    pub(super) fn script_args(waiter: Option<&Waiter>) -> (&str, u64, u64, bool) {
-        match waiter {
-            Some(w) => (
-                w.id.as_str(),
-                w.stamp_ms,
-                w.lease.as_millis() as u64,
-                w.queued,
-            ),
-            None => ("", 0, 0, false),
-        }
-    }
-
-    fn new(retry: Duration, timeout: Duration) -> Waiter {
-        let mut random = [0u8; 16];
-        let _ = getrandom::fill(&mut random);
-        let stamp_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        // Four of our longest pauses and two rounds: a live waiter asks again well within half.
-        let longest = retry.mul_f64(1.5) * RANK_STRETCH_MAX;
-        Waiter {
-            id: random.iter().map(|b| format!("{b:02x}")).collect(),
-            stamp_ms,
-            lease: (longest * 2 + timeout) * 2,
-            queued: false,
-        }
-    }
-}
-
 impl Redlock {
-    /// Acquires `key`, retrying until `waiting.wait` has passed (once only without it, except
+    /// Acquires `target`, retrying until `waiting.wait` has passed (once only without it, except
     /// that a split vote on a free lock is tried again up to `SPLIT_RETRIES` times).
     /// `new_token` makes a fresh token for every attempt.
     ///
@@ -137,7 +97,7 @@ impl Redlock {
     /// skips it (PUBLISH reaches nobody) and wakes the next.
     pub(crate) fn acquire(
         &mut self,
-        key: &str,
+        target: &Target,
         ttl: Duration,
         waiting: Waiting<'_>,
         new_token: &mut dyn FnMut() -> anyhow::Result<String>,
@@ -152,40 +112,54 @@ impl Redlock {
         let started = BootInstant::now();
         let give_up_at = wait.map(|wait| started.add(wait));
         // Only a waiter that can be woken queues: without a subscription a queue place is
-        // worth nothing to anyone.
-        let mut waiter = (notify.is_some() && wait.is_some_and(|w| !w.is_zero()))
-            .then(|| Waiter::new(retry.delay, self.nodes.timeout()));
-        let mut subscriptions = None;
+        // worth nothing to anyone. Its entry is a token: who waits, for `status` to show.
+        let mut waiter = match notify.is_some() && wait.is_some_and(|w| !w.is_zero()) {
+            true => Some(Waiter::new(
+                new_token()?,
+                retry.delay.mul_f64(1.5) * RANK_STRETCH_MAX,
+                self.nodes.timeout(),
+            )),
+            false => None,
+        };
+        let mut subscriptions: Option<Subscriptions> = None;
+        let mut queued = false;
         let mut splits = 0;
         loop {
             let token = new_token()?;
-            let (result, seen) = self.attempt(key, &token, ttl, waiter.as_ref());
+            let (result, seen) = self.attempt(target, &token, ttl, waiter.as_ref());
             let failure = match result {
-                Ok(held) => return Ok(Ok(held)),
+                Ok(held) => {
+                    // The attempt left the queue and told our listeners to stop (queue, step
+                    // 5); dropping them stops any that did not hear it.
+                    self.waited_as = waiter.map(|waiter| waiter.entry);
+                    return Ok(Ok(held));
+                }
                 Err(failure) => failure,
             };
-            if let Some(waiter) = waiter.as_mut() {
-                waiter.queued = seen.rank.is_some();
-            }
+            queued |= seen.rank.is_some();
             splits = if seen.split { splits + 1 } else { 0 };
             let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
                 if give_up_at.is_none() && seen.split && splits <= SPLIT_RETRIES {
                     std::thread::sleep(split_backoff(&seen, splits));
                     continue;
                 }
-                return Ok(Err(Redlock::describe_busy(failure, &seen)));
+                if let Some(waiter) = waiter.as_ref().filter(|_| queued) {
+                    self.leave(target, waiter);
+                }
+                return Ok(Err(describe_busy(target, failure, &seen)));
             };
             // Not queued anywhere (no subscriptions, or every server refused the script) is
             // treated as first in line: the schedule of a waiter without a queue.
             let head = seen.rank.is_none_or(|rank| rank == 0);
             if subscriptions.is_none() {
-                if let (Some(notify), Some(waiter)) = (&notify, &waiter) {
-                    subscriptions = Some(wake::Subscriptions::start(
+                if let (Some(notify), Some(waiter)) = (&notify, waiter.as_mut()) {
+                    subscriptions = Some(Subscriptions::start(
                         self.servers(),
-                        &format!("{}{}", scripts::wake_prefix(key), waiter.id),
+                        &format!("{}{}", target.wake_prefix(), waiter.entry),
                         self.nodes.timeout(),
-                        notify.clone(),
+                        (notify.clone(), Wake::Released),
                     ));
+                    waiter.listening = true;
                     // A release between that attempt and the subscription found nobody
                     // listening on our channel and woke the next waiter instead. Only the head
                     // would have been woken, so only the head looks again now.
@@ -215,21 +189,36 @@ impl Redlock {
                 Some(ref mut report) => Some(&mut **report),
                 None => None,
             };
-            match pause_reporting(wakes, pause, started, &status, report) {
-                Some(Wake::Interrupted(signal)) => return Ok(Err(LockError::Interrupted(signal))),
-                Some(Wake::Released) => {
-                    // A release took us out of the queue on the servers that woke us: a win
-                    // now need not ask them to remove us.
-                    if let Some(waiter) = waiter.as_mut() {
-                        waiter.queued = false;
-                    }
-                    if let Some(signal) = gather_released(wakes, self.quorum() - 1) {
-                        return Ok(Err(LockError::Interrupted(signal)));
-                    }
+            let interrupted = match pause_reporting(wakes, pause, started, &status, report) {
+                Some(Wake::Interrupted(signal)) => Some(signal),
+                Some(Wake::Released) => gather_released(wakes, self.quorum() - 1),
+                None => None,
+            };
+            if let Some(signal) = interrupted {
+                if let Some(waiter) = waiter.as_ref().filter(|_| queued) {
+                    self.leave(target, waiter);
                 }
-                None => {}
+                return Ok(Err(LockError::Interrupted(signal)));
             }
         }
+    }
+}
+
+/// Fills in who holds the lock, for the message people read when they are refused, from what
+/// the refusing servers returned with their answer to the SET: no further round.
+fn describe_busy(target: &Target, failure: LockError, seen: &Seen) -> LockError {
+    match (failure, target.kind) {
+        (LockError::Busy { holder: None }, Kind::Semaphore { slots }) => LockError::Busy {
+            holder: Some(format!("someone in each of its {slots} slots")),
+        },
+        (LockError::Busy { holder: None }, Kind::Mutex) => LockError::Busy {
+            holder: seen
+                .holder
+                .as_deref()
+                .map(describe_token)
+                .or_else(|| seen.foreign.as_deref().map(describe_foreign)),
+        },
+        (other, _) => other,
     }
 }
 

@@ -63,10 +63,11 @@ fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
                         else {
                             continue;
                         };
-                        // "evalsha" "sha" "2" key queue token ttl id stamp lease queued
+                        // "evalsha" "sha" "2" key queue token ttl n fenced entry stamp lease
+                        // prefix: the acquire script of a mutex without --fence
                         let items: Vec<&str> = command.split("\" \"").collect();
-                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 11 {
-                            seen.insert(items[7].to_string());
+                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 13 {
+                            seen.insert(items[9].to_string());
                         }
                     }
                     Err(err) if err.is_timeout() && !stop.load(Ordering::Relaxed) => {}

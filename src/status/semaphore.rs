@@ -1,11 +1,10 @@
 //! `redlock status NAME --limit N`: a semaphore slot by slot (who holds each, for how long, and
-//! its fence), as a table for people or `--json` for programs.
+//! its fence) and the waiters in its queue, as a table for people or `--json` for programs.
 
-use crate::config::Config;
+use super::json::{one_json, waiters_json};
+use super::text::{align, listed, print, waiters_table};
 use crate::exit::{self, Outcome};
-use crate::lock::semaphore::{semaphore_key, slot_key};
-use crate::lock::{self, Holding, KeyState, Redlock, ServerState};
-use crate::status::{align, listed, one_json, print};
+use crate::lock::{self, Holding, KeyState, Redlock, ServerState, Target};
 use serde_json::{json, Value};
 
 /// One slot's verdict, with what the table and the JSON show of it.
@@ -18,20 +17,13 @@ struct Slot {
     fence: Option<u64>,
 }
 
-pub(crate) fn status(
-    config: &Config,
-    lock: &mut Redlock,
-    name: &str,
-    slots: usize,
-    as_json: bool,
-) -> anyhow::Result<Outcome> {
-    let semaphore = semaphore_key(&config.key(name)?);
-    let started = crate::clock::BootInstant::now();
-    let states = lock.inspect_slots(&semaphore, slots);
+pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow::Result<Outcome> {
+    let (name, slots, semaphore) = (&target.name, target.width(), target.stem());
+    let inspection = lock.inspect(target);
     let mut rows = Vec::new();
-    for (slot, servers) in states.into_iter().enumerate() {
-        let verdict = lock::holding(&servers, started);
-        let key = slot_key(&semaphore, slot);
+    for (slot, servers) in inspection.keys.into_iter().enumerate() {
+        let verdict = lock::holding(&servers, inspection.started);
+        let key = target.key(slot);
         let fence = match &verdict {
             Holding::Held { token, .. } => lock::holder_fence(&lock.fences(&key), token),
             _ => None,
@@ -55,9 +47,13 @@ pub(crate) fn status(
     let unknown = rows.iter().any(|slot| slot.verdict == Holding::Unknown);
     let servers = lock.servers().len();
     let text = if as_json {
-        json_of(name, &semaphore, lock.quorum(), held, &rows).to_string()
+        let mut json = json_of(name, &semaphore, lock.quorum(), held, &rows);
+        json["waiters"] = waiters_json(&inspection.waiters);
+        json.to_string()
     } else {
-        table(name, slots, servers, held, &rows)
+        let mut text = table(name, slots, servers, held, &rows);
+        text.push_str(&waiters_table(&inspection.waiters));
+        text
     };
     print(text.trim_end());
     if held > 0 {
@@ -69,25 +65,6 @@ pub(crate) fn status(
         ))
     } else {
         Ok(Outcome::Negative)
-    }
-}
-
-/// How the listing names a key: the lock name, or for a semaphore slot `NAME [slot N]`, so a
-/// mutex and a semaphore of one name are never mistaken for each other.
-pub(crate) fn listed_name(key: &str, prefix: &str) -> String {
-    let (base, slot) = match lock::semaphore::split_slot_key(key) {
-        Some((semaphore, slot)) => (
-            semaphore
-                .strip_suffix(&semaphore_key(""))
-                .unwrap_or(semaphore),
-            Some(slot),
-        ),
-        None => (key, None),
-    };
-    let name = base.strip_prefix(prefix).unwrap_or(base);
-    match slot {
-        Some(slot) => format!("{name} [slot {slot}]"),
-        None => name.to_string(),
     }
 }
 

@@ -1,19 +1,20 @@
-//! Release notifications for a waiting acquire: one subscriber connection per server, each on its
-//! own thread, turning every message on the waiter's own wake-up channel (a release handing the
-//! lock to it, `scripts::hand_over`) into a `Wake::Released`.
+//! Step 2 of the queue protocol (see `super`): a waiter's listeners, one subscriber connection
+//! per server, each on its own thread, turning every `go` on the waiter's own wake-up channel (a
+//! release handing the lock to it) into a `Wake::Released`, and stopping at once on `done` (the
+//! waiter won or gave up and left the queue).
 //!
 //! Pub/sub is fire-and-forget: a message published while we are not subscribed, or lost with a
 //! connection, is gone. So a notification only ever makes a waiter try *sooner*; the wait loop
 //! still retries on its own schedule, and mutual exclusion never depends on a message.
 
-use super::Wake;
 use crate::server::Server;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often an idle subscriber thread checks whether it is still wanted.
+/// How often an idle subscriber thread checks whether it is still wanted, when no `done` came
+/// (its server was unreachable when the waiter left).
 const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// Live subscriptions; dropping this stops them (each thread exits within `IDLE_CHECK`).
@@ -25,19 +26,20 @@ impl Subscriptions {
     /// Subscribes to `channel` on every server concurrently and returns when each has confirmed
     /// or failed, or after `timeout`: a release published after this returns reaches `notify`
     /// from every confirmed server. A server that cannot be subscribed to gives no notifications;
-    /// the threads are never joined, so a stopped server costs `timeout`, not more.
-    pub(crate) fn start(
+    /// the threads are never joined, so a stopped server costs `timeout`, not more. Each `go`
+    /// sends `released` on `notify`.
+    pub(crate) fn start<W: Clone + Send + 'static>(
         servers: &[Server],
         channel: &str,
         timeout: Duration,
-        notify: Sender<Wake>,
+        (notify, released): (Sender<W>, W),
     ) -> Subscriptions {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = mpsc::channel();
         for server in servers {
             let server = server.clone();
             let channel = channel.to_string();
-            let notify = notify.clone();
+            let notify = (notify.clone(), released.clone());
             let stop = Arc::clone(&stop);
             let ready_tx = ready_tx.clone();
             let spawned = std::thread::Builder::new()
@@ -68,11 +70,11 @@ impl Drop for Subscriptions {
 
 /// One server's subscriber: connect and subscribe within `timeout`, report on `ready`, then
 /// forward each message until stopped or disconnected.
-fn listen(
+fn listen<W: Clone>(
     server: &Server,
     channel: &str,
     timeout: Duration,
-    notify: &Sender<Wake>,
+    (notify, released): &(Sender<W>, W),
     stop: &AtomicBool,
     ready: Sender<()>,
 ) {
@@ -97,8 +99,10 @@ fn listen(
     drop(ready);
     while !stop.load(Ordering::Relaxed) {
         match pubsub.get_message() {
+            // The waiter left the queue: nothing more will come that it wants.
+            Ok(message) if message.get_payload_bytes() == b"done" => return,
             Ok(_) => {
-                if stop.load(Ordering::Relaxed) || notify.send(Wake::Released).is_err() {
+                if stop.load(Ordering::Relaxed) || notify.send(released.clone()).is_err() {
                     return;
                 }
             }

@@ -1,0 +1,423 @@
+//! One Redlock attempt, the same for every target: one round in which every server tries the
+//! target's keys (one for a mutex, the N slots of a semaphore) and SETs the first free one for
+//! us, the grant when a quorum set the same key with validity left, and the clean-up of whatever
+//! the round set and did not win.
+//!
+//! The safety argument, step by step:
+//! 1. T1 is taken before the first request is written; each server runs the acquire script
+//!    (`ACQUIRE`): `SET key token NX PX ttl` on the first free candidate key, or over a
+//!    reservation that names us (the queue's take-over, queue/mod.rs). Each server sets at most
+//!    one key per round.
+//! 2. The grant is candidate k when a quorum of servers set k, and validity = ttl − (T2 − T1) −
+//!    drift is positive, T2 being the arrival of the vote that completed the quorum. Two quorums
+//!    share a server, and a key holds one token at a time there, so no two holders of k overlap:
+//!    a mutex has one holder, a semaphore at most N (one per slot). Counting holders per server
+//!    instead would not be safe for N >= 2: with servers A, B, C and N = 2, holders admitted on
+//!    {A, B}, {B, C} and {A, C} leave 2 on every server and 3 in all.
+//! 3. The round ends as soon as its outcome is certain: a quorum for one key, or so few possible
+//!    votes left that no key can reach one (from at least a quorum of answers, so that too few
+//!    answers still read as unavailable). A vote we did not wait for can only add to what we
+//!    concluded: a late yes to a grant is one more server holding our own token (release and
+//!    extend ask every server), and a late yes to a failed attempt is deleted by the worker that
+//!    got it, on the same connection, after the SET (`Nodes::round_until`). With an observer
+//!    (-v) every server's answer is shown, so the round waits for all of them.
+//! 4. Whatever the round set and did not win is deleted by compare-and-delete (withdraw.rs): after
+//!    a failure every key on every server that may have set one (a yes, or no answer: the SET
+//!    may have landed), after a grant the other keys on the servers that set one. After a grant,
+//!    a server that did not answer is left alone: asking it again would cost another full
+//!    timeout on every grant while it is down, and what it may hold for us is on a minority and
+//!    expires with the TTL. A server that said no holds someone else's key, not ours.
+//!
+//! A semaphore's servers may disagree (one had slot 0 taken and set slot 1, the others set slot
+//! 0): the order of the keys is the same on every server of a round (so servers that agree on
+//! which slots are free pick the same one) and rotated at random on every attempt (so no slot is
+//! always tried first, and a slot held for long does not make every waiter queue behind it).
+
+use super::keys;
+use super::nodes::{NodeError, Op, Reply};
+use super::queue::{self, Waiter};
+use super::quorum::{self, tally};
+use super::script::Lua;
+use super::seen::Seen;
+use super::target::{Kind, Target};
+use super::{Held, LockError, Redlock};
+use crate::clock::BootInstant;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
+/// counters in the same order, and last the target's queue. ARGV: token, ttl ms, number of
+/// candidates, fenced ('1'), and for a waiter (else empty) its entry, arrival stamp, lease ms
+/// and wake-up prefix (empty when it does not listen yet).
+///
+/// Returns {i, false, 0, -1, false, counter} when candidate i (1-based) was set, was handed to
+/// this waiter by a release, or already holds our token (a request repeated on a fresh
+/// connection after the first one landed: it must not take a second slot); else {0, value,
+/// pttl, rank, type, 0} for the candidate that frees soonest (its holder's value, strings only;
+/// its PTTL, 0 when it vanished meanwhile, -1 when it never expires; its type when another client
+/// keeps a non-string there, such as Redisson's hash), with the waiter's rank in the queue.
+///
+/// A script rather than a pipeline: a pipeline is several replies, and the client waits its full
+/// read timeout for each one from a stopped server.
+fn acquire_source() -> String {
+    format!(
+        "{}{}",
+        queue::lua(),
+        r"
+if redis.replicate_commands then redis.replicate_commands() end
+local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
+local queue = KEYS[#KEYS]
+local won, value, pttl, kind = 0, false, -1, false
+for i = 1, n do
+  local key = KEYS[i]
+  if redis.call('set', key, token, 'NX', 'PX', ttl) then won = i break end
+  local t = redis.call('type', key).ok
+  local v = false
+  if t == 'string' then v = redis.call('get', key) end
+  if v == token then won = i break end
+  if queue_claims(v, entry) then
+    redis.call('set', key, token, 'PX', ttl)
+    won = i
+    break
+  end
+  local left = redis.call('pttl', key)
+  if left == -2 then left = 0 end
+  if i == 1 or (left >= 0 and (pttl < 0 or left < pttl)) then
+    value, pttl, kind = v, left, false
+    if t ~= 'string' and t ~= 'none' then kind = t end
+  end
+end
+if won > 0 then
+  if entry ~= '' then queue_leave(queue, entry, ARGV[8]) end
+  local counter = 0
+  if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
+  return {won, false, 0, -1, false, counter}
+end
+local rank = -1
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+return {0, value, pttl, rank, kind, 0}"
+    )
+}
+
+static ACQUIRE: Lua = Lua::new(acquire_source);
+
+/// One server's answer to an attempt.
+pub(super) struct Vote {
+    /// The candidate (index into the target's keys) this server set for us.
+    pub(super) won: Option<usize>,
+    /// When none: the value of the candidate that frees soonest (strings only).
+    pub(super) value: Option<String>,
+    pub(super) pttl: i64,
+    /// Our place in this server's queue of waiters (0: next), when we are queued there.
+    pub(super) rank: Option<u64>,
+    /// The key's type when another client keeps a non-string there.
+    pub(super) foreign: Option<String>,
+    /// With `--fence`: the fencing counter this server had when it granted.
+    pub(super) counter: u64,
+}
+
+impl Redlock {
+    /// One attempt at `target` with `token` (see the module comment). Also returns what the
+    /// refusing servers showed of the holders, which costs no round trip: it comes back in the
+    /// reply to the SET.
+    pub(super) fn attempt(
+        &mut self,
+        target: &Target,
+        token: &str,
+        ttl: Duration,
+        waiter: Option<&Waiter>,
+    ) -> (Result<Held, LockError>, Seen) {
+        let order = candidate_order(target.width());
+        let candidates: Vec<String> = order.iter().map(|&i| target.key(i)).collect();
+        let mut script_keys = candidates.clone();
+        if target.fence {
+            script_keys.extend(candidates.iter().map(|key| keys::fence(key)));
+        }
+        script_keys.push(target.queue());
+        let ttl_ms = ttl.as_millis() as u64;
+        let op: Op<Vote> = {
+            let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
+            let (entry, stamp, lease, prefix) = match waiter {
+                Some(w) => (
+                    w.entry.clone(),
+                    w.stamp_ms,
+                    w.lease.as_millis() as u64,
+                    w.told_prefix(target),
+                ),
+                None => Default::default(),
+            };
+            Arc::new(move |con| {
+                let mut invocation = ACQUIRE.script().prepare_invoke();
+                for key in &script_keys {
+                    invocation.key(key);
+                }
+                let (won, value, pttl, rank, foreign, counter): (
+                    usize,
+                    Option<String>,
+                    i64,
+                    i64,
+                    Option<String>,
+                    u64,
+                ) = invocation
+                    .arg(&token)
+                    .arg(ttl_ms)
+                    .arg(order.len())
+                    .arg(if fenced { "1" } else { "0" })
+                    .arg(&entry)
+                    .arg(stamp)
+                    .arg(lease)
+                    .arg(&prefix)
+                    .invoke(con)?;
+                Ok(Vote {
+                    won: won.checked_sub(1).and_then(|i| order.get(i).copied()),
+                    value,
+                    pttl,
+                    rank: u64::try_from(rank).ok(),
+                    foreign,
+                    counter,
+                })
+            })
+        };
+        let (needed, servers) = (self.quorum(), self.nodes.len());
+        let patient = self.observer.is_some();
+        let started = BootInstant::now();
+        let (replies, pending) = self.nodes.round_until(op, |replies| {
+            !patient && decided(replies, needed, servers, target.width())
+        });
+        let unasked: Vec<bool> = replies.iter().map(Option::is_none).collect();
+        let replies: Vec<Reply<Vote>> = replies
+            .into_iter()
+            .map(|reply| {
+                reply.unwrap_or_else(|| Reply {
+                    result: Err(NodeError::Down(
+                        "not waited for: the round was already decided".into(),
+                    )),
+                    at: BootInstant::now(),
+                    latency: started.elapsed(),
+                })
+            })
+            .collect();
+        let winner = winning_candidate(&replies, needed, target.width());
+        let outcome = tally(&replies, |vote| vote.won.is_some() && vote.won == winner);
+        let validity = outcome
+            .quorum_reached_at(needed)
+            .and_then(|at| quorum::validity(ttl, at.since(started)));
+        self.observe(
+            "acquire",
+            target.keys.lock(),
+            &replies,
+            started,
+            validity,
+            |vote| match (vote.won, target.kind) {
+                (Some(_), Kind::Mutex) => ("set".into(), true),
+                (Some(index), Kind::Semaphore { .. }) => {
+                    (format!("set slot {index}"), Some(index) == winner)
+                }
+                (None, Kind::Mutex) => ("refused (key exists)".into(), false),
+                (None, Kind::Semaphore { .. }) => ("refused (every slot taken)".into(), false),
+            },
+        );
+        let result = match (winner, validity) {
+            (Some(index), Some(validity)) => {
+                let held = Held {
+                    key: target.key(index),
+                    token: token.to_string(),
+                    ttl,
+                    validity,
+                    since: started,
+                    votes: outcome.yes,
+                    fence: None,
+                    slot: target.slot(index),
+                };
+                if target.fence {
+                    // The counters of the servers that granted before the round was decided:
+                    // a quorum, which is all the register needs (fence.rs).
+                    let counters: Vec<Option<u64>> = replies
+                        .iter()
+                        .map(|reply| match &reply.result {
+                            Ok(vote) if vote.won == Some(index) => Some(vote.counter),
+                            _ => None,
+                        })
+                        .collect();
+                    self.write_fence(held, &counters)
+                } else {
+                    Ok(held)
+                }
+            }
+            (Some(_), None) => Err(LockError::Unavailable {
+                detail: format!(
+                    "the servers took {} ms of the {ttl_ms} ms ttl to answer; no validity left",
+                    outcome
+                        .last_at
+                        .map_or(0, |at| at.since(started).as_millis()),
+                ),
+            }),
+            (None, _) if outcome.answered() < needed => {
+                Err(self.unavailable(&replies, outcome.answered()))
+            }
+            (None, _) => Err(LockError::Busy { holder: None }),
+        };
+        let kept = result.as_ref().ok().map(|held| held.key.clone());
+        self.tidy(
+            target,
+            token,
+            waiter,
+            kept.as_deref(),
+            &replies,
+            &unasked,
+            pending,
+        );
+        let mut seen = Seen::from_votes(&replies, token, target.width());
+        seen.round = started.elapsed();
+        (result, seen)
+    }
+}
+
+/// The order in which this attempt's servers try the `width` candidates: all servers the same,
+/// rotated by a random offset.
+fn candidate_order(width: usize) -> Vec<usize> {
+    let offset = random_below(width);
+    (0..width).map(|i| (offset + i) % width).collect()
+}
+
+/// Whether the replies in hand settle the round (step 3): a quorum for one candidate, or no
+/// candidate that can still reach one, from at least a quorum of answers.
+fn decided(replies: &[Option<Reply<Vote>>], needed: usize, servers: usize, width: usize) -> bool {
+    let mut counts = vec![0usize; width];
+    let mut answered = 0;
+    for reply in replies.iter().flatten() {
+        match &reply.result {
+            Ok(vote) => {
+                answered += 1;
+                if let Some(index) = vote.won {
+                    counts[index] += 1;
+                }
+            }
+            Err(NodeError::ForeignType) => answered += 1,
+            Err(NodeError::Down(_)) => {}
+        }
+    }
+    let best = counts.into_iter().max().unwrap_or(0);
+    best >= needed || (best + (servers - answered) < needed && answered >= needed)
+}
+
+/// The candidate a quorum of servers set, if any: each server sets at most one per round, so at
+/// most one can have a quorum.
+fn winning_candidate(replies: &[Reply<Vote>], needed: usize, width: usize) -> Option<usize> {
+    let mut counts = vec![0usize; width];
+    for reply in replies {
+        if let Ok(Vote {
+            won: Some(index), ..
+        }) = &reply.result
+        {
+            counts[*index] += 1;
+        }
+    }
+    counts.iter().position(|&count| count >= needed)
+}
+
+/// A uniformly random number in [0, n).
+fn random_below(n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    (u64::from_le_bytes(bytes) % n as u64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(won: Option<usize>) -> Option<Reply<Vote>> {
+        Some(Reply {
+            result: Ok(Vote {
+                won,
+                value: None,
+                pttl: -1,
+                rank: None,
+                foreign: None,
+                counter: 0,
+            }),
+            at: BootInstant::now(),
+            latency: Duration::ZERO,
+        })
+    }
+
+    fn down() -> Option<Reply<Vote>> {
+        Some(Reply {
+            result: Err(NodeError::Down("refused".into())),
+            at: BootInstant::now(),
+            latency: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn a_round_is_decided_by_a_quorum_for_one_key_or_none_left_possible() {
+        // Mutex, 5 servers: 3 yes decide; 3 no (with 3 answers) decide; 2 no do not.
+        assert!(decided(
+            &[reply(Some(0)), reply(Some(0)), reply(Some(0)), None, None],
+            3,
+            5,
+            1
+        ));
+        assert!(decided(
+            &[reply(None), reply(None), reply(None), None, None],
+            3,
+            5,
+            1
+        ));
+        assert!(!decided(
+            &[reply(None), reply(None), None, None, None],
+            3,
+            5,
+            1
+        ));
+        // Down servers are not answers: too few answers wait for the rest.
+        assert!(!decided(
+            &[reply(None), down(), down(), None, None],
+            3,
+            5,
+            1
+        ));
+        // A semaphore: slots 0, 1, 0 with 2 silent: slot 0 can still reach 3.
+        assert!(!decided(
+            &[reply(Some(0)), reply(Some(1)), reply(Some(0)), None, None],
+            3,
+            5,
+            2
+        ));
+        // Slots 0, 1, 1, 0 with one silent: either can still; with a refusal, neither.
+        let split = |last| {
+            [
+                reply(Some(0)),
+                reply(Some(1)),
+                reply(Some(1)),
+                reply(Some(0)),
+                last,
+            ]
+        };
+        assert!(!decided(&split(None), 3, 5, 2));
+        assert!(decided(&split(reply(None)), 3, 5, 2));
+    }
+
+    #[test]
+    fn at_most_one_candidate_wins() {
+        let replies: Vec<Reply<Vote>> = [reply(Some(1)), reply(Some(1)), reply(Some(0))]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(winning_candidate(&replies, 2, 2), Some(1));
+        assert_eq!(winning_candidate(&replies, 3, 2), None);
+    }
+
+    #[test]
+    fn the_order_is_a_rotation_of_every_candidate() {
+        for width in [1, 2, 7] {
+            let mut order = candidate_order(width);
+            order.sort();
+            assert_eq!(order, (0..width).collect::<Vec<_>>());
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! One server's part in a round: connect if needed (within the round's deadline, which covers
+//! TCP, TLS and AUTH), send the request, and turn what went wrong into a `NodeError`.
+
+use super::{Kept, NodeError, Reply};
+use crate::clock::BootInstant;
+use crate::server::Server;
+use redis::{Connection, RedisError, RedisResult};
+use std::time::Duration;
+
+pub(super) fn ask<T>(
+    server: &Server,
+    slot: &mut Option<Kept>,
+    deadline: BootInstant,
+    timeout: Duration,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync + ?Sized),
+) -> Reply<T> {
+    let started = BootInstant::now();
+    let result = connect_and_run(server, slot, deadline, op);
+    match (&result, slot.as_mut()) {
+        // An answer: every late reply before it has arrived and been discarded.
+        (Ok(_), Some(kept)) => kept.late = false,
+        (Err(err), Some(kept)) if err.is_timeout() => kept.late = true,
+        // After any other error the connection's state is unknown, so it is not reused.
+        (Err(_), _) => *slot = None,
+        (Ok(_), None) => {}
+    }
+    let result = result.map_err(|err| classify(err, timeout));
+    let at = BootInstant::now();
+    Reply {
+        result,
+        at,
+        latency: at.since(started),
+    }
+}
+
+fn connect_and_run<T>(
+    server: &Server,
+    slot: &mut Option<Kept>,
+    deadline: BootInstant,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
+) -> RedisResult<T> {
+    if let Some(kept) = slot.as_mut() {
+        match run(&mut kept.connection, deadline, op) {
+            // A kept connection may have died while idle (server restarted, idle timeout,
+            // a NAT forgot it): that says nothing about the server now, so try a fresh one
+            // within the same deadline. Retrying is safe: SET NX with our token, and the
+            // compare-and-delete / compare-and-pexpire scripts, do no harm when repeated.
+            Err(err) if went_stale(&err) => *slot = None,
+            outcome => return outcome,
+        }
+    }
+    // The connect timeout covers TCP, the TLS handshake and AUTH alike.
+    let connection = server.connect(crate::server::time_left(deadline)?)?;
+    let kept = slot.insert(Kept {
+        connection,
+        late: false,
+    });
+    run(&mut kept.connection, deadline, op)
+}
+
+pub(super) fn run<T>(
+    connection: &mut Connection,
+    deadline: BootInstant,
+    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
+) -> RedisResult<T> {
+    let left = crate::server::time_left(deadline)?;
+    connection.set_read_timeout(Some(left))?;
+    connection.set_write_timeout(Some(left))?;
+    op(connection)
+}
+
+/// The connection was closed under us, as opposed to a server that is slow or refuses.
+fn went_stale(err: &RedisError) -> bool {
+    err.is_connection_dropped() && !err.is_timeout()
+}
+
+fn classify(err: RedisError, timeout: Duration) -> NodeError {
+    if err.code() == Some("WRONGTYPE") {
+        return NodeError::ForeignType;
+    }
+    if err.is_timeout() {
+        return NodeError::Down(format!(
+            "no answer within {}",
+            humantime::format_duration(timeout)
+        ));
+    }
+    if err.is_connection_refusal() {
+        return NodeError::Down("connection refused".into());
+    }
+    let text = err.to_string();
+    let text = text.lines().next().unwrap_or("error").trim();
+    NodeError::Down(crate::human::lowercase_first(text))
+}

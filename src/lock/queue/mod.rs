@@ -1,0 +1,240 @@
+//! The queue of waiters: who waits for a lock, in which order, and how a release hands the lock
+//! to the first of them instead of letting the whole crowd ask at once. This comment is the
+//! protocol; the Lua below is its only text, and every script that touches the queue is built
+//! from it.
+//!
+//! 1. **Join.** A waiting acquire that a server refuses joins that server's queue of the lock
+//!    (`keys::queue`, a sorted set) under its entry, scored by when it started waiting: its own
+//!    wall clock, capped at the server's (`ZADD NX`, so a waiter keeps its place across attempts
+//!    and every server sorts the same waiters alike). The attempt's reply says the waiter's rank.
+//!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
+//!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
+//! 2. **Listen.** Once its first attempt failed, a waiter subscribes on every server to its own
+//!    channel, `keys::wake_prefix` followed by its entry (listen.rs).
+//! 3. **Hand over.** A release (or a hold that ends, or `release --force`) pops the head of the
+//!    queue and publishes `go` on its channel. If someone heard it, the key is set to the
+//!    reservation `next:<entry>` for half a `--timeout` (at least 20 ms) instead of being
+//!    deleted; if nobody did (the waiter crashed or left), the next entry is tried, up to 8. A
+//!    shared waiter at the head is woken together with every shared waiter right behind it, a
+//!    batch, and the reservation is then `next:readers`. A release never hands the lock to the
+//!    releasing process's own entry.
+//! 4. **Take over.** The woken waiter asks at once; on each server its acquire script replaces
+//!    the reservation that names it with its token, exactly as a SET NX would have set a free
+//!    key. Nobody else's SET can replace it, so a newcomer does not overtake the waiter.
+//! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
+//!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
+//!    servers the round did not wait for. It also publishes `done` on its own channel, so that
+//!    its listeners stop at once rather than linger. A waiter that gives up leaves the same way.
+//!
+//! Why this is safe: the queue never grants anything. Every grant is still a SET (NX, or over a
+//! reservation naming the waiter) on a quorum of servers with validity left (attempt.rs). A
+//! reservation is a lock held by nobody for a bounded time: it can only refuse others, so
+//! exclusion is untouched. Why it keeps making progress: a notification only makes a waiter ask
+//! sooner. A waiter whose wake-up was lost, whose queue was dropped (a server restarted empty)
+//! or that was skipped still asks on its own schedule (wait.rs), and a reservation nobody takes
+//! expires.
+
+mod listen;
+
+pub(crate) use listen::Subscriptions;
+
+use super::keys::RESERVATION;
+use super::target::Target;
+use std::time::Duration;
+
+/// The most shared waiters one release wakes together.
+const BATCH_MAX: usize = 1000;
+/// How many dead entries one release skips before it just deletes the key.
+const DEAD_SKIPPED: usize = 8;
+/// An entry for a shared waiter starts with this; any other entry is a single waiter's.
+pub(crate) const SHARED_MARK: &str = "r:";
+/// The reservation a release leaves for a batch of shared waiters.
+pub(crate) const BATCH_RESERVATION: &str = "readers";
+
+/// The queue's steps as Lua functions, prepended to every script that takes one of them.
+///
+/// - `queue_join(queue, entry, stamp, lease)`: step 1; returns the rank. Reads the server's
+///   clock, then writes: scripts call `redis.replicate_commands()` first for servers before
+///   Redis 5.
+/// - `queue_leave(queue, entry, prefix)`: step 5; `prefix` empty when the waiter never listened.
+/// - `queue_claims(value, entry)`: step 4; whether the key's `value` is this waiter's.
+/// - `queue_hand_over(key, queue, prefix, reserve, own)`: step 3 for the freed `key`; `reserve`
+///   0 means wake nobody and delete the key (a failed attempt's clean-up).
+pub(super) fn lua() -> String {
+    format!(
+        r"
+local function queue_join(queue, entry, stamp, lease)
+  local t = redis.call('time')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  redis.call('zadd', queue, 'NX', math.min(tonumber(stamp), now), entry)
+  if redis.call('pttl', queue) < tonumber(lease) / 2 then redis.call('pexpire', queue, lease) end
+  return redis.call('zrank', queue, entry)
+end
+{leave}
+local function queue_claims(value, entry)
+  return entry ~= '' and value == '{RESERVATION}' .. entry
+end
+local function queue_hand_over(key, queue, prefix, reserve, own)
+  if own ~= '' then redis.call('zrem', queue, own) end
+  if tonumber(reserve) > 0 then
+    for _ = 1, {DEAD_SKIPPED} do
+      local head = redis.call('zpopmin', queue)[1]
+      if not head then break end
+      if string.sub(head, 1, {mark_len}) == '{SHARED_MARK}' then
+        local woken, popped = 0, 1
+        while true do
+          if redis.call('publish', prefix .. head, 'go') > 0 then woken = woken + 1 end
+          local next = redis.call('zrange', queue, 0, 0)[1]
+          if not next or string.sub(next, 1, {mark_len}) ~= '{SHARED_MARK}' or popped >= {BATCH_MAX} then break end
+          head = redis.call('zpopmin', queue)[1]
+          popped = popped + 1
+        end
+        if woken > 0 then
+          redis.call('set', key, '{RESERVATION}{BATCH_RESERVATION}', 'PX', reserve)
+          return
+        end
+      elseif redis.call('publish', prefix .. head, 'go') > 0 then
+        redis.call('set', key, '{RESERVATION}' .. head, 'PX', reserve)
+        return
+      end
+    end
+  end
+  redis.call('del', key)
+end
+",
+        mark_len = SHARED_MARK.len(),
+        leave = LEAVE,
+    )
+}
+
+/// Step 5 alone, for the clean-up that is sent with its source (`attempt::WITHDRAW`): the
+/// smaller the better behind a late request.
+pub(super) const LEAVE: &str = r"
+local function queue_leave(queue, entry, prefix)
+  redis.call('zrem', queue, entry)
+  if prefix ~= '' then redis.call('publish', prefix .. entry, 'done') end
+end";
+
+/// How long a release keeps the lock for the waiter it woke: time for it to hear and answer
+/// (half a round's budget; at least 20 ms), after which anyone may take it again.
+pub(crate) fn reservation(timeout: Duration) -> Duration {
+    (timeout / 2).max(Duration::from_millis(20))
+}
+
+/// What a script that frees a key of `target` needs to hand it over: the queue is its second
+/// key (the freed key the first), and these are its last three arguments, in this order.
+pub(crate) struct HandOver {
+    pub(crate) queue: String,
+    wake_prefix: String,
+    reserve_ms: u64,
+    own: String,
+}
+
+impl HandOver {
+    /// A hand-over that wakes the first live waiter, never `own` (this process's entry).
+    pub(crate) fn new(target: &Target, timeout: Duration, own: Option<&str>) -> HandOver {
+        HandOver {
+            queue: target.queue(),
+            wake_prefix: target.wake_prefix(),
+            reserve_ms: reservation(timeout).as_millis() as u64,
+            own: own.unwrap_or_default().to_string(),
+        }
+    }
+
+    /// Appends the three arguments `queue_hand_over` takes after the key and the queue.
+    pub(crate) fn args<'a>(
+        &self,
+        invocation: &'a mut redis::ScriptInvocation<'static>,
+    ) -> &'a mut redis::ScriptInvocation<'static> {
+        invocation
+            .arg(&self.wake_prefix)
+            .arg(self.reserve_ms)
+            .arg(&self.own)
+    }
+}
+
+/// The Lua that calls `queue_hand_over` with the arguments `HandOver::args` appended last.
+pub(super) const HAND_OVER_LAST_ARGS: &str =
+    "queue_hand_over(KEYS[1], KEYS[2], ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV])";
+
+/// A waiting acquire's place in the servers' queues.
+pub(crate) struct Waiter {
+    /// Its entry in the queue and the end of its channel's name: a fresh token (random, then the
+    /// holder facts `status` shows as who waits), marked for a shared waiter.
+    pub(crate) entry: String,
+    /// When it started waiting, on its wall clock, in ms since the epoch: the queue's order.
+    pub(crate) stamp_ms: u64,
+    /// How long the queue is kept after it last asked: at least half of it is left each time.
+    pub(crate) lease: Duration,
+    /// Whether it listens for wake-ups, so that leaving must tell its listeners to stop.
+    pub(crate) listening: bool,
+}
+
+impl Waiter {
+    /// A waiter named by `id` (a fresh token) that retries about every `retry` (up to
+    /// `longest_pause`) with rounds of up to `timeout`.
+    pub(crate) fn new(id: String, longest_pause: Duration, timeout: Duration) -> Waiter {
+        let stamp_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Waiter {
+            entry: id,
+            stamp_ms,
+            // Two of our longest pauses and a round, twice: a live waiter asks again well
+            // within half of it.
+            lease: (longest_pause * 2 + timeout) * 2,
+            listening: false,
+        }
+    }
+
+    /// The wake-up channel prefix to tell scripts, or empty when nobody listens.
+    pub(crate) fn told_prefix(&self, target: &Target) -> String {
+        if self.listening {
+            target.wake_prefix()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Who an entry in a queue is, as `status` shows a waiter: the holder facts of its token, and
+/// whether it waits for a shared lock.
+pub(crate) fn entry_token(entry: &str) -> (&str, bool) {
+    match entry.strip_prefix(SHARED_MARK) {
+        Some(token) => (token, true),
+        None => (entry, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reservation_is_half_a_timeout_and_at_least_20_ms() {
+        assert_eq!(
+            reservation(Duration::from_millis(400)),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            reservation(Duration::from_millis(10)),
+            Duration::from_millis(20)
+        );
+    }
+
+    #[test]
+    fn shared_entries_are_told_apart() {
+        assert_eq!(entry_token("r:abc"), ("abc", true));
+        assert_eq!(entry_token("0123abc"), ("0123abc", false));
+        // A redlock token starts with hex digits, never with the shared mark.
+        assert!(!"0123456789abcdef".contains('r'));
+    }
+
+    #[test]
+    fn the_lua_names_the_documented_reservations() {
+        let lua = lua();
+        assert!(lua.contains("'next:' .. entry"));
+        assert!(lua.contains("'next:readers'"));
+        assert!(lua.contains("== 'r:'"));
+    }
+}

@@ -1,0 +1,153 @@
+//! `redlock status NAME`: one mutex, server by server, with its holder's fence and the waiters
+//! in its queue.
+
+use super::json::{one_json, waiters_json};
+use super::text::{align, is_kept, kept_summary, print, short_token, waiters_table, when};
+use crate::exit::Outcome;
+use crate::human;
+use crate::lock::{self, Holding, KeyState, Redlock, ServerState, Target};
+use crate::token;
+
+pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow::Result<Outcome> {
+    let inspection = lock.inspect(target);
+    let states = &inspection.keys[0];
+    let key = target.keys.lock();
+    let verdict = lock::holding(states, inspection.started);
+    // The holder's fencing number, if it took the lock with --fence (one more round, and only
+    // for a held lock).
+    let fence = match &verdict {
+        Holding::Held { token, .. } => lock::holder_fence(&lock.fences(key), token),
+        _ => None,
+    };
+    let name = &target.name;
+    let text = if as_json {
+        let mut json = one_json(name, key, lock.quorum(), states, &verdict);
+        json["fence"] = fence.into();
+        json["waiters"] = waiters_json(&inspection.waiters);
+        json.to_string()
+    } else {
+        let mut text = one_table(name, key, lock.quorum(), states, &verdict, fence);
+        text.push_str(&waiters_table(&inspection.waiters));
+        text
+    };
+    print(text.trim_end());
+    Ok(match verdict {
+        Holding::Held { .. } | Holding::Foreign { .. } => Outcome::Success,
+        Holding::Free | Holding::Partial { .. } => Outcome::Negative,
+        Holding::Unknown => Outcome::Unavailable,
+    })
+}
+
+fn one_table(
+    name: &str,
+    key: &str,
+    quorum: usize,
+    states: &[ServerState],
+    verdict: &Holding,
+    fence: Option<u64>,
+) -> String {
+    let mut out = String::new();
+    let summary = match verdict {
+        Holding::Held {
+            token,
+            servers,
+            validity,
+        } => {
+            let mut line = kept_summary(token, *validity)
+                .unwrap_or_else(|| format!("held by {}", lock::describe_token(token)));
+            if let Some(since) = token::holder(token).map(|h| h.acquired_unix_ms) {
+                line.push_str(&format!(", acquired {}", when(since)));
+            }
+            line.push_str(&format!(", on {servers} of {} servers", states.len()));
+            line.push_str(&match validity {
+                // A kept lock already said until when.
+                Some(_) if is_kept(token) => String::new(),
+                Some(v) => format!(", valid for at least {}", human::duration(*v)),
+                None => ", with no expiry".to_string(),
+            });
+            if let Some(fence) = fence {
+                line.push_str(&format!(", fence {fence}"));
+            }
+            line.push_str(&format!("\ntoken: {token}"));
+            line
+        }
+        Holding::Foreign { kind, servers } => format!(
+            "held by {}, on {servers} of {} servers",
+            lock::describe_foreign(kind),
+            states.len()
+        ),
+        Holding::Free => {
+            let absent = states
+                .iter()
+                .filter(|s| matches!(s.state, Ok(KeyState::Absent)))
+                .count();
+            if absent == states.len() {
+                format!("free on all {absent} servers")
+            } else {
+                format!(
+                    "free: absent on the {absent} of {} servers that answered",
+                    states.len()
+                )
+            }
+        }
+        Holding::Partial { servers } => format!(
+            "partial: not held; the key is on {servers} of {} servers, fewer than the {quorum} a lock needs, and expires there by its ttl",
+            states.len()
+        ),
+        Holding::Unknown => format!(
+            "unknown: too few servers answered to tell ({quorum} of {} needed)",
+            states.len()
+        ),
+    };
+    out.push_str(&format!("lock {name} (key {key}): {summary}\n"));
+    let mut rows = vec![[
+        "SERVER".to_string(),
+        "STATE".to_string(),
+        "TOKEN".to_string(),
+        "TTL".to_string(),
+        "LATENCY".to_string(),
+    ]];
+    for state in states {
+        let latency = human::latency(state.latency);
+        let row = match &state.state {
+            Ok(KeyState::Absent) => ["absent".into(), "-".into(), "-".into(), latency],
+            Ok(key @ (KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. })) => [
+                row_state(key, verdict),
+                match key {
+                    KeyState::Present { token, .. } => short_token(token),
+                    _ => "-".into(),
+                },
+                ttl.map_or("no expiry".into(), human::duration),
+                latency,
+            ],
+            Err(err) => [
+                format!("unreachable: {err}"),
+                "-".into(),
+                "-".into(),
+                latency,
+            ],
+        };
+        let [a, b, c, d] = row;
+        let server = match &state.master {
+            Some(master) => format!("{} (master {master})", state.server),
+            None => state.server.clone(),
+        };
+        rows.push([server, a, b, c, d]);
+    }
+    out.push_str(&align(&rows));
+    out
+}
+
+/// One server's key in a word, beside the verdict: part of the holder's quorum, a copy that
+/// is not (another holder), or a copy of a lock nobody holds.
+fn row_state(key: &KeyState, verdict: &Holding) -> String {
+    match (key, verdict) {
+        (KeyState::Present { token, .. }, Holding::Held { token: held, .. }) if token == held => {
+            "held".into()
+        }
+        (KeyState::Foreign { kind, .. }, Holding::Foreign { .. }) => format!("held ({kind})"),
+        (_, Holding::Held { .. } | Holding::Foreign { .. }) => "other holder".into(),
+        (_, Holding::Partial { .. } | Holding::Free) => "partial".into(),
+        (_, Holding::Unknown) => "key present".into(),
+    }
+}

@@ -1,0 +1,146 @@
+//! `status` for people: aligned columns, a verdict in a few words, a kept lock's run, times as
+//! UTC and "ago", and the waiters in their queue order.
+
+use crate::human;
+use crate::lock::{self, Holding, QueuedWaiter};
+use crate::token::{self, RunEnd};
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub(super) fn is_kept(token: &str) -> bool {
+    token::holder(token).is_some_and(|h| h.kept.is_some())
+}
+
+/// For a lock kept after its run (`--hold-at-least`): how the run ended, until when the lock is
+/// kept, and who ran what.
+pub(super) fn kept_summary(token: &str, validity: Option<Duration>) -> Option<String> {
+    let holder = token::holder(token)?;
+    let run = holder.kept.as_ref()?;
+    let until = validity.map_or(String::new(), |left| {
+        let at = SystemTime::now() + left;
+        format!(
+            ", until about {} ({} from now)",
+            humantime::format_rfc3339_seconds(at),
+            human::duration(left)
+        )
+    });
+    let kept = match run.end {
+        RunEnd::Released => format!("kept after {} at {}", run.end, when(run.finished_unix_ms)),
+        end => format!(
+            "kept after a run that finished at {} with {end}",
+            when(run.finished_unix_ms)
+        ),
+    };
+    let command = holder
+        .command
+        .as_deref()
+        .map_or(String::new(), |command| format!(" ({command})"));
+    Some(format!(
+        "{kept}{until}; run by pid {} on {}{command}",
+        holder.pid, holder.host
+    ))
+}
+
+/// A listed lock's state, holder and validity.
+pub(super) fn listed(verdict: &Holding) -> (&'static str, String, String) {
+    match verdict {
+        Holding::Held {
+            token, validity, ..
+        } => (
+            "held",
+            lock::describe_token(token),
+            validity.map_or("no expiry".into(), human::duration),
+        ),
+        Holding::Foreign { kind, .. } => ("held", lock::describe_foreign(kind), "-".into()),
+        Holding::Free => ("free", "-".into(), "-".into()),
+        Holding::Partial { .. } => ("partial", "-".into(), "-".into()),
+        Holding::Unknown => ("unknown", "-".into(), "-".into()),
+    }
+}
+
+pub(super) fn print(text: &str) {
+    // A closed pipe (`redlock status | head -1`) is not an error worth reporting.
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
+/// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+pub(super) fn align<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub(super) fn short_token(token: &str) -> String {
+    if token.chars().count() > 12 {
+        format!("{}…", token.chars().take(12).collect::<String>())
+    } else {
+        token.to_string()
+    }
+}
+
+/// An acquisition time as UTC and how long ago it was.
+pub(super) fn when(unix_ms: u64) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(unix_ms);
+    let ago = SystemTime::now()
+        .duration_since(at)
+        .map(|d| format!(" ({} ago)", human::duration(d)))
+        .unwrap_or_default();
+    format!("{}{ago}", humantime::format_rfc3339_seconds(at))
+}
+
+/// The waiters, in the order they queued: nothing when there are none.
+pub(super) fn waiters_table(waiters: &[QueuedWaiter]) -> String {
+    if waiters.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![[
+        "WAITING".to_string(),
+        "WHO".to_string(),
+        "SINCE".to_string(),
+        "SERVERS".to_string(),
+    ]];
+    for (place, waiter) in waiters.iter().enumerate() {
+        let mut who = lock::describe_token(&waiter.token);
+        if waiter.shared {
+            who.push_str(", shared");
+        }
+        rows.push([
+            (place + 1).to_string(),
+            who,
+            when(waiter.since_unix_ms),
+            waiter.servers.to_string(),
+        ]);
+    }
+    format!("{} waiting:\n{}", waiters.len(), align(&rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_pads_all_but_the_last_column() {
+        let rows = [
+            ["a".to_string(), "bb".to_string()],
+            ["ccc".to_string(), "d".to_string()],
+        ];
+        assert_eq!(align(&rows), "a    bb\nccc  d\n");
+    }
+}
