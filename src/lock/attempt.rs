@@ -38,8 +38,8 @@ use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, Waiter};
 use super::quorum::{self, tally};
 use super::script::Lua;
-use super::seen::Seen;
 use super::target::{Kind, Target};
+use super::vote::{Seen, Vote};
 use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::sync::Arc;
@@ -100,21 +100,6 @@ return {0, value, pttl, rank, kind, 0}"
 }
 
 static ACQUIRE: Lua = Lua::new(acquire_source);
-
-/// One server's answer to an attempt.
-pub(super) struct Vote {
-    /// The candidate (index into the target's keys) this server set for us.
-    pub(super) won: Option<usize>,
-    /// When none: the value of the candidate that frees soonest (strings only).
-    pub(super) value: Option<String>,
-    pub(super) pttl: i64,
-    /// Our place in this server's queue of waiters (0: next), when we are queued there.
-    pub(super) rank: Option<u64>,
-    /// The key's type when another client keeps a non-string there.
-    pub(super) foreign: Option<String>,
-    /// With `--fence`: the fencing counter this server had when it granted.
-    pub(super) counter: u64,
-}
 
 impl Redlock {
     /// One attempt at `target` with `token` (see the module comment). Also returns what the

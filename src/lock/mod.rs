@@ -3,7 +3,8 @@
 //! never prints and never exits.
 //!
 //! - target.rs: what is locked; keys.rs: every key name, built and parsed.
-//! - attempt.rs: one attempt and its safety argument; seen.rs: what its servers showed;
+//! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
+//!   withdraw.rs: its clean-up;
 //!   wait.rs: retrying until `--wait` runs out.
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
@@ -22,9 +23,9 @@ mod observe;
 mod queue;
 pub(crate) mod quorum;
 mod script;
-mod seen;
 mod target;
 mod verdict;
+mod vote;
 mod wait;
 mod withdraw;
 

@@ -3,9 +3,9 @@
 //! (pub/sub) and by signals.
 
 use super::queue::{Subscriptions, Waiter};
-use super::seen::Seen;
 use super::target::{Kind, Target};
 use super::verdict::{describe_foreign, describe_token};
+use super::vote::Seen;
 use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};

@@ -3,11 +3,11 @@
 //! out as one small script, sent with its source because it may follow a request whose reply is
 //! late (`Lua::eval`).
 
-use super::attempt::Vote;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, Waiter};
 use super::script::Lua;
 use super::target::Target;
+use super::vote::Vote;
 use super::Redlock;
 use std::sync::Arc;
 

@@ -12,6 +12,7 @@ mod faults;
 mod fence;
 mod ops;
 mod partial;
+mod queue;
 mod semaphore;
 mod sentinel;
 pub mod waits;

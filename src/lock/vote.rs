@@ -1,12 +1,27 @@
-//! What the servers of one attempt showed besides their vote, merged into one view: who holds
-//! the lock, how soon it may free, our place in the queue, and whether contenders split the
-//! votes. The wait loop plans its next attempt from it, and a refusal names the holder from it.
+//! One server's vote in an attempt, and what the servers showed besides their votes, merged into
+//! one view: who holds the lock, how soon it may free, our place in the queue, and whether
+//! contenders split the votes. The wait loop plans its next attempt from it, and a refusal
+//! names the holder from it.
 
-use super::attempt::Vote;
 use super::nodes::Reply;
 use super::quorum;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// One server's answer to an attempt.
+pub(crate) struct Vote {
+    /// The candidate (index into the target's keys) this server set for us.
+    pub(crate) won: Option<usize>,
+    /// When none: the value of the candidate that frees soonest (strings only).
+    pub(crate) value: Option<String>,
+    pub(crate) pttl: i64,
+    /// Our place in this server's queue of waiters (0: next), when we are queued there.
+    pub(crate) rank: Option<u64>,
+    /// The key's type when another client keeps a non-string there.
+    pub(crate) foreign: Option<String>,
+    /// With `--fence`: the fencing counter this server had when it granted.
+    pub(crate) counter: u64,
+}
 
 /// What the refusing servers showed of the holders.
 #[derive(Default)]
