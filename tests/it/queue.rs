@@ -8,7 +8,6 @@ use crate::waits::{finish, release_holder, spawn_waiter, spawn_workers, subscrib
 use std::time::Duration;
 
 const QUEUE: &str = "redlock:job\u{1f}queue";
-const CHANNELS: &str = "redlock:job\u{1f}wake\u{1f}*";
 
 /// Every key on `server`.
 fn keys(server: &Redis) -> Vec<String> {
