@@ -5,8 +5,8 @@
 //! The construction is a quorum register over per-server counters.
 //!
 //! 1. The acquire round, on every server that grants (SET NX succeeds), also reads that server's
-//!    counter for the key, atomically with the SET (the acquire script of scripts.rs, given the
-//!    counter as a third key: no extra round). A round decided early reads the counters of the
+//!    counter for the key, atomically with the SET (the acquire script of attempt.rs, given the
+//!    counters as keys after the candidates: no extra round). A round decided early reads the counters of the
 //!    quorum that decided it, which is all the argument below needs.
 //! 2. With a quorum granted and validity left, `fence = max(those counters) + 1`.
 //! 3. One more round, on the servers that granted only, runs a compare-on-token script: if the

@@ -36,7 +36,7 @@ fn queue_waiters(
 }
 
 /// Watches `server` with MONITOR until `done` says stop, and returns the waiters that ran the
-/// acquire script meanwhile, by the waiter id they sent (its sixth argument; a one-shot sends
+/// acquire script meanwhile, by the queue entry they sent (its fifth script argument; a one-shot sends
 /// none, a release has no such argument). A process that asks twice, on two connections, counts
 /// once.
 fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
