@@ -204,15 +204,11 @@ impl Redlock {
         );
         let result = match (winner, validity) {
             (Some(index), Some(validity)) => {
+                let key = target.key(index);
+                let granted = Held::granted(&key, token, ttl, (validity, started), outcome.yes);
                 let held = Held {
-                    key: target.key(index),
-                    token: token.to_string(),
-                    ttl,
-                    validity,
-                    since: started,
-                    votes: outcome.yes,
-                    fence: None,
                     slot: target.slot(index),
+                    ..granted
                 };
                 if target.fence {
                     // The counters of the servers that granted before the round was decided:

@@ -156,16 +156,13 @@ impl Redlock {
         });
         let verdict = outcome.verdict(self.nodes.len());
         if let (Verdict::Yes, Some(validity)) = (&verdict, validity) {
-            return Ok(Held {
-                key: key.to_string(),
-                token: token.to_string(),
+            return Ok(Held::granted(
+                key,
+                token,
                 ttl,
-                validity,
-                since: started,
-                votes: outcome.yes,
-                fence: None,
-                slot: None,
-            });
+                (validity, started),
+                outcome.yes,
+            ));
         }
         let undone = self.restore(key, token, &replies);
         let did = format!("extended on {} (put back on {undone})", outcome.yes);

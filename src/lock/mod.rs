@@ -64,6 +64,27 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// A grant (or an extension) of `key` by `votes` servers, valid for `validity` from
+    /// `since`; plain, with no fence and no slot.
+    fn granted(
+        key: &str,
+        token: &str,
+        ttl: Duration,
+        (validity, since): (Duration, BootInstant),
+        votes: usize,
+    ) -> Held {
+        Held {
+            key: key.to_string(),
+            token: token.to_string(),
+            ttl,
+            validity,
+            since,
+            votes,
+            fence: None,
+            slot: None,
+        }
+    }
+
     /// When the lock may no longer be ours.
     pub(crate) fn deadline(&self) -> BootInstant {
         self.since.add(self.validity)
