@@ -44,6 +44,11 @@ pub(crate) fn printable(text: &str) -> String {
     out
 }
 
+/// The first line of another library's message, which may run on with details we do not show.
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
+}
+
 /// `Connection refused` -> `connection refused`: another library's message, lowercased to read
 /// as the tail of one of ours.
 pub(crate) fn lowercase_first(text: &str) -> String {

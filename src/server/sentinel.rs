@@ -2,9 +2,9 @@
 //! group's current master each time we connect (every sentinel asked at once, the master's own
 //! `ROLE` checked before anything is sent to it).
 
-use super::{client, first_line, with_credentials, Tls};
+use super::client::{client, time_left, with_credentials, Tls};
 use crate::clock::BootInstant;
-use crate::human::lowercase_first;
+use crate::human::{first_line, lowercase_first};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
@@ -312,9 +312,9 @@ impl Group {
         };
         let info = self.master.clone().set_addr(addr);
         let client = client(&info, &self.tls)?;
-        let mut connection = client.get_connection_with_timeout(super::time_left(deadline)?)?;
-        connection.set_read_timeout(Some(super::time_left(deadline)?))?;
-        connection.set_write_timeout(Some(super::time_left(deadline)?))?;
+        let mut connection = client.get_connection_with_timeout(time_left(deadline)?)?;
+        connection.set_read_timeout(Some(time_left(deadline)?))?;
+        connection.set_write_timeout(Some(time_left(deadline)?))?;
         let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut connection)?;
         match role.first() {
             Some(redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(connection),
@@ -372,7 +372,7 @@ mod tests {
     fn group(url: &str) -> Result<Group, String> {
         parse(
             url,
-            &super::super::redact(url),
+            &super::super::url::redact(url),
             (None, None),
             &SentinelCredentials::default(),
             &Tls::default(),

@@ -1,17 +1,23 @@
 //! Server addresses: parsing `redis://`, `rediss://` and Sentinel URLs, preparing each server's
 //! client (credentials and TLS settings included), and showing servers without their password.
+//!
+//! This file owns `Server` (one server as the user named it, and how to reach it); the URL text
+//! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
+//! credential settings in `client`, and Sentinel groups in `sentinel`.
 
+mod client;
 mod sentinel;
+mod url;
 
-use crate::human;
-use redis::{
-    Client, ClientTlsConfig, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo,
-    RedisConnectionInfo, RedisResult,
-};
+use crate::human::{self, first_line};
+use client::{client, with_credentials};
+pub(crate) use client::{time_left, Tls};
+use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 use sentinel::Group;
 pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
 use std::sync::Arc;
 use std::time::Duration;
+use url::{check_query, normalize, redact};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
@@ -33,16 +39,6 @@ enum Target {
     Direct(Box<Client>),
     /// Whichever master the group's sentinels name at the time of connecting.
     Sentinel(Arc<Group>),
-}
-
-/// TLS settings for every `rediss://` server, as PEM bytes already read from their files.
-#[derive(Clone, Default)]
-pub(crate) struct Tls {
-    pub(crate) ca: Option<Vec<u8>>,
-    /// Client certificate chain and private key.
-    pub(crate) client: Option<(Vec<u8>, Vec<u8>)>,
-    /// Accept any certificate (`--tls-insecure`).
-    pub(crate) insecure: bool,
 }
 
 /// Credentials that come from the environment or a file rather than the URL.
@@ -169,195 +165,9 @@ impl Server {
     }
 }
 
-/// `settings` with the user and password from the environment or a file, where the URL gave
-/// none: a URL's own credentials always win.
-pub(crate) fn with_credentials(
-    settings: RedisConnectionInfo,
-    username: Option<&str>,
-    password: Option<&str>,
-) -> RedisConnectionInfo {
-    let mut settings = settings.set_skip_set_lib_name();
-    if settings.username().is_none() {
-        if let Some(username) = username {
-            settings = settings.set_username(username);
-        }
-    }
-    if settings.password().is_none() {
-        if let Some(password) = password {
-            settings = settings.set_password(password);
-        }
-    }
-    settings
-}
-
-pub(crate) fn client(info: &ConnectionInfo, tls: &Tls) -> redis::RedisResult<Client> {
-    let is_tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
-    if !is_tls || (tls.ca.is_none() && tls.client.is_none()) {
-        // Plain servers, and rediss:// servers checked against the system's trust store.
-        return Client::open(info.clone());
-    }
-    Client::build_with_tls(
-        info.clone(),
-        redis::TlsCertificates {
-            client_tls: tls.client.as_ref().map(|(cert, key)| ClientTlsConfig {
-                client_cert: cert.clone(),
-                client_key: key.clone(),
-            }),
-            root_cert: tls.ca.clone(),
-        },
-    )
-}
-
-/// Accepts `unix:///path` and a bare `/path/to/redis.sock` as Unix socket forms.
-fn normalize(url: &str) -> String {
-    if url.starts_with('/') {
-        format!("unix://{url}")
-    } else {
-        url.to_string()
-    }
-}
-
-pub(crate) fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or(text)
-}
-
-/// Replaces the password of a URL (`scheme://user:password@host`) with `***`. Works on any
-/// string, parseable or not, because it is also used on URLs we are about to reject.
-///
-/// Everything up to the *last* `@` counts as user and password: people paste passwords with
-/// `/`, `?`, `#` or `@` in them unescaped, and hiding too much of a malformed URL is better
-/// than showing part of a password. Query values that may be secret (`?password=`) are hidden
-/// too, and so is a bare socket path's `?pass=`.
-pub(crate) fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        // A bare socket path may still carry `?pass=`.
-        return redact_query(url);
-    };
-    let authority_start = scheme_end + 3;
-    let Some(at) = url[authority_start..].rfind('@') else {
-        return format!(
-            "{}{}",
-            &url[..authority_start],
-            redact_query(&url[authority_start..])
-        );
-    };
-    let userinfo = &url[authority_start..authority_start + at];
-    let redacted_userinfo = match userinfo.split_once(':') {
-        // A user name with an '@' in it may as well be a password followed by a host.
-        Some((user, _)) if !user.contains('@') => format!("{user}:***"),
-        _ if userinfo.is_empty() => String::new(),
-        // `redis://secret@host` is how many clients spell a password without a user.
-        _ => "***".to_string(),
-    };
-    format!(
-        "{}{}{}",
-        &url[..authority_start],
-        redacted_userinfo,
-        redact_query(&url[authority_start + at..])
-    )
-}
-
-/// Query parameters whose values are never secret; every other value is shown as `***`, since
-/// `?password=…` (redis-py's spelling) and `?pass=…` (the redis crate's, for sockets) are common.
-const PLAIN_PARAMETERS: [&str; 3] = ["db", "protocol", "user"];
-
-/// `path?a=1&password=x#frag` with every value not in `PLAIN_PARAMETERS` replaced by `***`.
-fn redact_query(path_and_after: &str) -> String {
-    let Some(question) = path_and_after.find('?') else {
-        return path_and_after.to_string();
-    };
-    let (path, after) = path_and_after.split_at(question + 1);
-    let (query, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if !PLAIN_PARAMETERS.contains(&name) => format!("{name}=***"),
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{path}{}{fragment}", pairs.join("&"))
-}
-
-/// Refuses query parameters the redis crate would silently ignore (`?password=` among them,
-/// which would otherwise end in NOAUTH from the server): `protocol` for TCP URLs, and `db`,
-/// `user`, `pass` and `protocol` for Unix sockets. Reads the URL's redacted `display`.
-fn check_query(display: &str) -> Result<(), String> {
-    // The redacted form: its user information cannot be mistaken for a query.
-    let without_fragment = display.split('#').next().unwrap_or(display);
-    let Some((_, query)) = without_fragment.split_once('?') else {
-        return Ok(());
-    };
-    let socket = ["unix:", "redis+unix:", "/"];
-    let known: &[&str] = if socket.iter().any(|form| display.starts_with(form)) {
-        &["db", "user", "pass", "protocol"]
-    } else {
-        &["protocol"]
-    };
-    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-        let name = pair.split('=').next().unwrap_or(pair);
-        if !known.contains(&name) {
-            let hint = if name.contains("pass") {
-                " (a password goes in the URL as redis://:PASSWORD@host, or in REDLOCK_PASSWORD)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "invalid server URL '{display}': unknown query parameter '{name}'; expected only {}{hint}",
-                known.join(", ")
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// What is left until `deadline`, as a time-out error once nothing is: every step of a
-/// connection (sentinel query, connect, read, write) is bounded by the same deadline.
-pub(crate) fn time_left(deadline: crate::clock::BootInstant) -> redis::RedisResult<Duration> {
-    let left = deadline.remaining();
-    if left.is_zero() {
-        Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into())
-    } else {
-        Ok(left)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redact_hides_passwords_in_every_form() {
-        assert_eq!(
-            redact("redis://user:s3cret@host:6379/0"),
-            "redis://user:***@host:6379/0"
-        );
-        assert_eq!(redact("redis://:s3cret@host"), "redis://:***@host");
-        assert_eq!(redact("rediss://s3cret@host"), "rediss://***@host");
-        assert_eq!(redact("redis://a:b@c@host/1"), "redis://a:***@host/1");
-        assert_eq!(redact("redis://host:6379"), "redis://host:6379");
-        assert_eq!(redact("not a url"), "not a url");
-        assert_eq!(redact("redis://u:a/b?c#d@host/1"), "redis://u:***@host/1");
-        // An '@' further on may end a password typed with a '/' in it: hide, to be safe.
-        assert_eq!(redact("redis://host/0?x=a@b"), "redis://***@b");
-        assert_eq!(redact("redis://:ab/c+d=@h:1/0"), "redis://:***@h:1/0");
-        assert_eq!(redact("redis://u:p#w@h"), "redis://u:***@h");
-        assert_eq!(redact("redis://:p?w@h/0"), "redis://:***@h/0");
-        assert_eq!(
-            redact("redis+sentinel://u:pw@h1,h2:26380/m"),
-            "redis+sentinel://u:***@h1,h2:26380/m"
-        );
-        assert_eq!(redact("rediss://h:1#insecure"), "rediss://h:1#insecure");
-        assert_eq!(redact("/tmp/r.sock?pass=pw"), "/tmp/r.sock?pass=***");
-        assert_eq!(
-            redact("redis://u:pw@host/?password=pw&protocol=3#insecure"),
-            "redis://u:***@host/?password=***&protocol=3#insecure"
-        );
-        assert_eq!(
-            redact("unix:///tmp/r.sock?db=1&pass=pw"),
-            "unix:///tmp/r.sock?db=1&pass=***"
-        );
-    }
-
     #[test]
     fn identity_ignores_spelling_and_credentials() {
         let none = Credentials::default();

@@ -1,36 +1,10 @@
-//! Everything redlock says on stderr: errors, warnings, lifecycle events (acquired, renewed,
-//! renewal failed, lost, released, child exited) and, with `-v`, each round's per-server detail.
-//!
-//! One `Reporter` per run, made once from the command line (`-q`, `-v`, `--log-format`) and
-//! passed by value (it is two small enums) to whatever reports. Every line is written whole with
-//! one call, so lines from two threads never interleave. Text is for
-//! people; `--log-format json` makes every line one JSON object for log collectors.
-//!
-//! Servers only ever appear as their redacted URL (`Server::display`), and tokens only as their
-//! first 8 characters (`token_id`): a log line never carries a password or a usable token.
+//! A lock's lifecycle events (acquired, renewed, renewal failed, lost, released, kept, busy, timed
+//! out, child exited): each one's severity, its text for people and its fields for a JSON log.
 
+use super::line::{ms, Severity};
 use crate::human;
-use crate::lock::{NodeError, Round};
-use serde_json::{json, Map, Value};
-use std::io::Write;
-use std::time::{Duration, SystemTime};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Level {
-    /// `-q`: errors only.
-    Quiet,
-    Normal,
-    /// `-v`: also each round, server by server.
-    Verbose,
-}
-
-pub(crate) use crate::cli::LogFormat as Format;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Reporter {
-    pub(crate) level: Level,
-    pub(crate) format: Format,
-}
+use serde_json::{json, Value};
+use std::time::Duration;
 
 /// A lock's lifecycle, as `acquire`, `extend`, `release` and `exec` live it.
 #[derive(Debug, Clone)]
@@ -121,29 +95,8 @@ pub(crate) enum Event<'a> {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Severity {
-    Info,
-    /// An expected outcome people want to see (a busy lock): shown unless `-q`, and always in a
-    /// JSON log, so that the log is complete.
-    Notice,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Notice => "notice",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
 impl Event<'_> {
-    fn severity(&self) -> Severity {
+    pub(crate) fn severity(&self) -> Severity {
         match self {
             Event::RenewalFailed { .. } => Severity::Warning,
             Event::Lost { .. } | Event::TimedOut { .. } => Severity::Error,
@@ -152,7 +105,7 @@ impl Event<'_> {
         }
     }
 
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Event::Acquired { .. } => "acquired",
             Event::Renewed { .. } => "renewed",
@@ -167,7 +120,7 @@ impl Event<'_> {
     }
 
     /// The event's fields, as JSON.
-    fn fields(&self) -> Value {
+    pub(crate) fn fields(&self) -> Value {
         match *self {
             Event::Acquired {
                 name,
@@ -281,7 +234,7 @@ impl Event<'_> {
     }
 
     /// The event for people.
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match *self {
             Event::Acquired {
                 name,
@@ -381,200 +334,14 @@ impl Event<'_> {
     }
 }
 
-impl Reporter {
-    /// The reporter `-q`, `-v` and `--log-format` ask for.
-    pub(crate) fn from_args(output: &crate::cli::OutputArgs) -> Reporter {
-        let level = if output.quiet {
-            Level::Quiet
-        } else if output.verbose {
-            Level::Verbose
-        } else {
-            Level::Normal
-        };
-        Reporter {
-            level,
-            format: output.log_format,
-        }
-    }
-
-    fn shows(&self, severity: Severity) -> bool {
-        match severity {
-            Severity::Error => true,
-            Severity::Warning => self.level >= Level::Normal,
-            Severity::Notice => self.level >= Level::Normal || self.format == Format::Json,
-            // Text stays silent on success unless asked; collectors asked by choosing json.
-            Severity::Info => {
-                self.level == Level::Verbose
-                    || (self.level == Level::Normal && self.format == Format::Json)
-            }
-        }
-    }
-
-    /// Writes one lifecycle event, if this level shows it.
-    pub(crate) fn emit(&self, event: &Event<'_>) {
-        let severity = event.severity();
-        if !self.shows(severity) {
-            return;
-        }
-        match self.format {
-            Format::Text => line(&format!("redlock: {}", event.text())),
-            Format::Json => json_line(severity, event.kind(), event.fields()),
-        }
-    }
-
-    /// A warning: something that does not stop us.
-    pub(crate) fn warn(&self, message: &str) {
-        if !self.shows(Severity::Warning) {
-            return;
-        }
-        match self.format {
-            Format::Text => line(&format!("redlock: warning: {message}")),
-            Format::Json => json_line(Severity::Warning, "warning", json!({ "message": message })),
-        }
-    }
-
-    /// The error that ends the run, with the exit status it ends with.
-    pub(crate) fn error(&self, message: &str, exit_code: u8) {
-        match self.format {
-            Format::Text => line(&format!("redlock: {message}")),
-            Format::Json => json_line(
-                Severity::Error,
-                "error",
-                json!({ "message": message, "exit_code": exit_code }),
-            ),
-        }
-    }
-
-    /// One round, server by server (`-v` only).
-    pub(crate) fn round(&self, round: &Round<'_>) {
-        if self.level != Level::Verbose {
-            return;
-        }
-        match self.format {
-            Format::Text => line(&round_text(round)),
-            Format::Json => json_line(Severity::Info, "round", round_json(round)),
-        }
-    }
-}
-
-fn round_text(round: &Round<'_>) -> String {
-    let mut text = format!(
-        "redlock: {} {}: {} of {} servers in {} (quorum {})",
-        round.step,
-        round.key,
-        round.yes,
-        round.replies.len(),
-        human::duration(round.elapsed),
-        round.quorum
-    );
-    if let Some(validity) = round.validity {
-        text.push_str(&format!(", validity {} ms", validity.as_millis()));
-    }
-    let width = round
-        .replies
-        .iter()
-        .map(|r| r.server.chars().count())
-        .max()
-        .unwrap_or(0);
-    for reply in &round.replies {
-        let outcome = match &reply.outcome {
-            Ok(text) => text.clone(),
-            Err(NodeError::Down(why)) => format!("down: {why}"),
-            Err(err) => err.to_string(),
-        };
-        text.push_str(&format!(
-            "\nredlock:   {:<width$}  {:>8}  {outcome}",
-            reply.server,
-            human::latency(reply.latency),
-        ));
-    }
-    text
-}
-
-fn round_json(round: &Round<'_>) -> Value {
-    let servers: Vec<Value> = round
-        .replies
-        .iter()
-        .map(|reply| {
-            let (outcome, error) = match &reply.outcome {
-                Ok(text) => (Some(text.clone()), None),
-                Err(err) => (None, Some(err.to_string())),
-            };
-            json!({
-                "server": reply.server,
-                "outcome": outcome,
-                "error": error,
-                "latency_ms": (reply.latency.as_secs_f64() * 1_000_000.0).round() / 1000.0,
-            })
-        })
-        .collect();
-    json!({
-        "step": round.step,
-        "key": round.key,
-        "yes": round.yes,
-        "quorum": round.quorum,
-        "elapsed_ms": (round.elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0,
-        "validity_ms": round.validity.map(ms),
-        "servers": servers,
-    })
-}
-
-/// `{"ts":…,"level":…,"event":…, …fields}`: the common head first, so lines read well in `tail`.
-fn json_line(severity: Severity, event: &str, fields: Value) {
-    let mut object = Map::new();
-    object.insert(
-        "ts".into(),
-        humantime::format_rfc3339_millis(SystemTime::now())
-            .to_string()
-            .into(),
-    );
-    object.insert("level".into(), severity.as_str().into());
-    object.insert("event".into(), event.into());
-    object.insert("pid".into(), std::process::id().into());
-    if let Value::Object(fields) = fields {
-        object.extend(fields);
-    }
-    line(&Value::Object(object).to_string());
-}
-
-fn line(text: &str) {
-    // One write per line; a closed stderr is nothing we can report anywhere.
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
 /// The first 8 characters of a token: enough to correlate log lines, useless for releasing.
 fn token_id(token: &str) -> String {
     token.chars().take(8).collect()
 }
 
-fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reporter(level: Level, format: Format) -> Reporter {
-        Reporter { level, format }
-    }
-
-    #[test]
-    fn levels_filter_by_severity() {
-        let quiet = reporter(Level::Quiet, Format::Json);
-        assert!(quiet.shows(Severity::Error));
-        assert!(!quiet.shows(Severity::Warning));
-        assert!(!quiet.shows(Severity::Info));
-        let text = reporter(Level::Normal, Format::Text);
-        assert!(text.shows(Severity::Warning));
-        assert!(!text.shows(Severity::Info));
-        assert!(reporter(Level::Normal, Format::Json).shows(Severity::Info));
-        assert!(reporter(Level::Verbose, Format::Text).shows(Severity::Info));
-        // A busy lock: one line unless -q, and always in a JSON log.
-        assert!(text.shows(Severity::Notice));
-        assert!(!reporter(Level::Quiet, Format::Text).shows(Severity::Notice));
-        assert!(quiet.shows(Severity::Notice));
-    }
 
     fn acquired(token: &str, fence: Option<u64>, slot: Option<usize>) -> Event<'_> {
         Event::Acquired {

@@ -1,0 +1,164 @@
+//! Each subcommand's own arguments (`acquire`, `release`, `extend`, `status`, `exec` and the
+//! hidden `generate`), and what their `--help` adds at the end.
+
+use super::values::{hold, kill_after, limit, max_runtime, retry_delay, token, ttl, wait};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    /// What to write
+    pub(crate) what: Generated,
+
+    /// Directory to write the files into (created if missing)
+    pub(crate) dir: PathBuf,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Generated {
+    /// redlock.bash, _redlock (zsh) and redlock.fish
+    Completions,
+    /// redlock.1 and one page per subcommand (redlock-acquire.1, …)
+    Man,
+}
+
+/// How a lock is taken, shared by `acquire` and `exec`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct TakeArgs {
+    /// Lock name (the key is <PREFIX><NAME>)
+    pub(crate) name: String,
+
+    /// How long the lock lives on the servers unless extended or released (at most 7d)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
+    pub(crate) ttl: Duration,
+
+    /// Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default:
+    /// try once)
+    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = wait)]
+    pub(crate) wait: Option<Duration>,
+
+    /// Exit status when the lock is busy (default 75)
+    #[arg(short = 'E', long = "conflict-exit-code", value_name = "N", env = "REDLOCK_CONFLICT_EXIT_CODE", value_parser = clap::value_parser!(u8))]
+    pub(crate) conflict_exit_code: Option<u8>,
+
+    /// Mean pause between attempts while waiting (randomised ±50%)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay)]
+    pub(crate) retry_delay: Duration,
+
+    /// Also get a fencing number, greater than that of every earlier grant of NAME, for the
+    /// protected resource to check (exec's command sees REDLOCK_FENCE; acquire prints it on a
+    /// second line, or as "fence" with --json). Costs one more round
+    #[arg(long, env = "REDLOCK_FENCING")]
+    pub(crate) fence: bool,
+
+    /// Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a
+    /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). Every user of the
+    /// semaphore must give the same N; the mutex NAME is a different lock
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AcquireArgs {
+    #[command(flatten)]
+    pub(crate) take: TakeArgs,
+
+    /// Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence)
+    /// instead of the token
+    #[arg(long, env = "REDLOCK_JSON")]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReleaseArgs {
+    /// Lock name
+    pub(crate) name: String,
+
+    /// The token `acquire` printed
+    #[arg(
+        long,
+        value_name = "T",
+        env = "REDLOCK_TOKEN",
+        hide_env_values = true,
+        required_unless_present = "force",
+        value_parser = token
+    )]
+    pub(crate) token: Option<String>,
+
+    /// Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if
+    /// there was nothing. Deliberately has no environment variable: it must be typed each time
+    #[arg(long, conflicts_with = "token")]
+    pub(crate) force: bool,
+
+    /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
+
+    /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
+    /// key then expires on its own. The acquisition time is the one in the token, from the
+    /// acquiring host's wall clock. Released at once if DUR has already passed
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force")]
+    pub(crate) hold_at_least: Option<Duration>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ExtendArgs {
+    /// Lock name
+    pub(crate) name: String,
+
+    /// The token `acquire` printed
+    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true, value_parser = token)]
+    pub(crate) token: String,
+
+    /// The new TTL, counted from now (at most 7d)
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
+    pub(crate) ttl: Duration,
+
+    /// Print one JSON object instead of the validity
+    #[arg(long, env = "REDLOCK_JSON")]
+    pub(crate) json: bool,
+
+    /// NAME is a semaphore of N slots: extend the slot TOKEN holds
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// Lock name; without it, list every lock under the prefix
+    pub(crate) name: Option<String>,
+
+    /// Print JSON for programs
+    #[arg(long, env = "REDLOCK_JSON")]
+    pub(crate) json: bool,
+
+    /// NAME is a semaphore of N slots: show each slot's holder and TTL
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    pub(crate) limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ExecArgs {
+    #[command(flatten)]
+    pub(crate) take: TakeArgs,
+
+    /// After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL
+    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after)]
+    pub(crate) kill_after: Duration,
+
+    /// When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead
+    /// of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a
+    /// fleet: size it to the spread of the hosts' start times and clocks
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true)]
+    pub(crate) hold_at_least: Option<Duration>,
+
+    /// Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to
+    /// its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does
+    #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true)]
+    pub(crate) max_runtime: Option<Duration>,
+
+    /// The command and its arguments, run directly (no shell)
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}

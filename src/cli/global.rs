@@ -1,0 +1,120 @@
+//! The options every subcommand shares, valid before or after it: where the lock lives (servers,
+//! credentials, TLS) and what goes to stderr.
+
+use super::values::timeout;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the lock lives: valid before or after the subcommand.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ServerArgs {
+    /// Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db],
+    /// rediss://…, unix:///path/redis.sock, or a Sentinel group as
+    /// redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]).
+    /// Quorum is a majority of the distinct servers
+    #[arg(
+        short = 's',
+        long = "server",
+        value_name = "URL",
+        env = "REDLOCK_SERVERS",
+        value_delimiter = ',',
+        global = true,
+        hide_env_values = true
+    )]
+    pub(crate) servers: Vec<String>,
+
+    /// Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>
+    #[arg(
+        long,
+        value_name = "P",
+        env = "REDLOCK_PREFIX",
+        default_value = "redlock:",
+        global = true
+    )]
+    pub(crate) prefix: String,
+
+    /// Budget per server for connecting and answering (at most 60s); one slow or dead server
+    /// costs this, no more
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TIMEOUT", default_value = "200ms", value_parser = timeout, global = true)]
+    pub(crate) timeout: Duration,
+
+    /// ACL username for servers whose URL names none
+    #[arg(long, value_name = "USER", env = "REDLOCK_USERNAME", global = true)]
+    pub(crate) username: Option<String>,
+
+    /// Read the password for servers whose URL has none from FILE (safer than a URL in argv);
+    /// REDLOCK_PASSWORD in the environment works too. Sentinels take REDLOCK_SENTINEL_USERNAME
+    /// and REDLOCK_SENTINEL_PASSWORD from the environment
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_PASSWORD_FILE",
+        global = true
+    )]
+    pub(crate) password_file: Option<PathBuf>,
+
+    /// Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system's
+    #[arg(long, value_name = "FILE", env = "REDLOCK_TLS_CA", global = true)]
+    pub(crate) tls_ca: Option<PathBuf>,
+
+    /// Client certificate (PEM) for rediss:// servers that require one; needs --tls-key
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_TLS_CERT",
+        requires = "tls_key",
+        global = true
+    )]
+    pub(crate) tls_cert: Option<PathBuf>,
+
+    /// Private key (PEM) of the --tls-cert client certificate
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "REDLOCK_TLS_KEY",
+        requires = "tls_cert",
+        global = true
+    )]
+    pub(crate) tls_key: Option<PathBuf>,
+
+    /// DANGEROUS: do not verify rediss:// servers' certificates, so anyone on the network path
+    /// can pose as a server and hand out locks. For testing only; prefer --tls-ca
+    #[arg(long, env = "REDLOCK_TLS_INSECURE", global = true)]
+    pub(crate) tls_insecure: bool,
+}
+
+/// What goes to stderr, and in which form. Results (tokens, tables) always go to stdout.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct OutputArgs {
+    /// Print each step's per-server outcome and latency, and the validity obtained
+    #[arg(
+        short = 'v',
+        long,
+        env = "REDLOCK_VERBOSE",
+        global = true,
+        conflicts_with = "quiet"
+    )]
+    pub(crate) verbose: bool,
+
+    /// Print errors only: no warnings, no events, nothing for a busy lock (the exit status says
+    /// it; a JSON log still gets its `busy` event)
+    #[arg(short = 'q', long, env = "REDLOCK_QUIET", global = true)]
+    pub(crate) quiet: bool,
+
+    /// Form of stderr lines: text for people, json for log collectors (one object per line)
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        env = "REDLOCK_LOG_FORMAT",
+        default_value = "text",
+        global = true
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    Text,
+    Json,
+}

@@ -1,0 +1,55 @@
+//! One line on stderr, written whole with one call: the text form, and the JSON object with its
+//! common head (`ts`, `level`, `event`, `pid`) that every `--log-format json` line starts with.
+
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Severity {
+    Info,
+    /// An expected outcome people want to see (a busy lock): shown unless `-q`, and always in a
+    /// JSON log, so that the log is complete.
+    Notice,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Notice => "notice",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// `{"ts":…,"level":…,"event":…, …fields}`: the common head first, so lines read well in `tail`.
+pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
+    let mut object = Map::new();
+    object.insert(
+        "ts".into(),
+        humantime::format_rfc3339_millis(SystemTime::now())
+            .to_string()
+            .into(),
+    );
+    object.insert("level".into(), severity.as_str().into());
+    object.insert("event".into(), event.into());
+    object.insert("pid".into(), std::process::id().into());
+    if let Value::Object(fields) = fields {
+        object.extend(fields);
+    }
+    line(&Value::Object(object).to_string());
+}
+
+pub(crate) fn line(text: &str) {
+    // One write per line; a closed stderr is nothing we can report anywhere.
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// A duration as whole milliseconds, the unit of every `_ms` field.
+pub(crate) fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
