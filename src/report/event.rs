@@ -81,6 +81,7 @@ pub(crate) enum Event<'a> {
     TimedOut {
         name: &'a str,
         key: &'a str,
+        /// The command's pid: `child_pid` in JSON, where `pid` is always redlock's own.
         pid: u32,
         max_runtime: Duration,
     },
@@ -88,6 +89,7 @@ pub(crate) enum Event<'a> {
     ChildExited {
         name: &'a str,
         key: &'a str,
+        /// The command's pid: `child_pid` in JSON, where `pid` is always redlock's own.
         pid: u32,
         code: Option<i32>,
         signal: Option<i32>,
@@ -198,7 +200,7 @@ impl Event<'_> {
                 signal,
                 ran,
             } => json!({
-                "name": name, "key": key, "pid": pid, "code": code, "signal": signal,
+                "name": name, "key": key, "child_pid": pid, "code": code, "signal": signal,
                 "ran_ms": ms(ran),
             }),
             Event::Kept {
@@ -228,7 +230,7 @@ impl Event<'_> {
                 pid,
                 max_runtime,
             } => json!({
-                "name": name, "key": key, "pid": pid, "max_runtime_ms": ms(max_runtime),
+                "name": name, "key": key, "child_pid": pid, "max_runtime_ms": ms(max_runtime),
             }),
         }
     }
@@ -342,6 +344,7 @@ fn token_id(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::line::HEAD;
 
     fn acquired(token: &str, fence: Option<u64>, slot: Option<usize>) -> Event<'_> {
         Event::Acquired {
@@ -383,5 +386,87 @@ mod tests {
         };
         assert!(exited.text().contains("signal 15"), "{}", exited.text());
         assert_eq!(exited.fields()["signal"], 15);
+    }
+
+    /// Every kind of event, with each optional field present.
+    fn every_event() -> Vec<Event<'static>> {
+        let (name, key, token) = ("job", "redlock:job", "0123456789abcdef:host:1:2");
+        let d = Duration::from_secs(1);
+        vec![
+            acquired(token, Some(1), Some(0)),
+            Event::Renewed {
+                name,
+                key,
+                token,
+                ttl: d,
+                validity: d,
+                votes: 3,
+                servers: 3,
+            },
+            Event::RenewalFailed {
+                name,
+                key,
+                token,
+                reason: "no quorum",
+                remaining: d,
+            },
+            Event::Lost {
+                name,
+                key,
+                token,
+                reason: "taken",
+            },
+            Event::Released {
+                name,
+                key,
+                token: Some(token),
+                deleted: 3,
+                servers: 3,
+                forced: false,
+            },
+            Event::Kept {
+                name,
+                key,
+                token,
+                kept: 3,
+                servers: 3,
+                remaining: d,
+            },
+            Event::Busy {
+                name,
+                key,
+                holder: Some("pid 1 on host"),
+                waited: Some(d),
+                exit_code: 75,
+            },
+            Event::TimedOut {
+                name,
+                key,
+                pid: 42,
+                max_runtime: d,
+            },
+            Event::ChildExited {
+                name,
+                key,
+                pid: 42,
+                code: Some(0),
+                signal: None,
+                ran: d,
+            },
+        ]
+    }
+
+    /// `pid` (and the rest of a JSON line's head) is redlock's own: no event may overwrite it.
+    #[test]
+    fn no_event_field_takes_the_place_of_the_line_head() {
+        for event in every_event() {
+            let fields = event.fields();
+            for head in HEAD {
+                assert!(fields.get(head).is_none(), "{}: {head}", event.kind());
+            }
+        }
+        for event in [&every_event()[7], &every_event()[8]] {
+            assert_eq!(event.fields()["child_pid"], 42, "{}", event.kind());
+        }
     }
 }

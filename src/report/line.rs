@@ -1,6 +1,8 @@
-//! One line on stderr, written whole with one call: the text form, and the JSON object with its
-//! common head (`ts`, `level`, `event`, `pid`) that every `--log-format json` line starts with.
+//! One line on stderr, written whole with one call: the text form (made printable), and the JSON
+//! object with its common head (`ts`, `level`, `event`, `pid`) that every `--log-format json` line
+//! starts with.
 
+use crate::human;
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::time::{Duration, SystemTime};
@@ -26,25 +28,38 @@ impl Severity {
     }
 }
 
-/// `{"ts":…,"level":…,"event":…, …fields}`: the common head first, so lines read well in `tail`.
+/// The fields every JSON line starts with; `pid` is redlock's own (a command's is `child_pid`).
+pub(crate) const HEAD: [&str; 4] = ["ts", "level", "event", "pid"];
+
+/// `{"ts":…,"level":…,"event":…,"pid":…, …fields}`: the common head first, so lines read well
+/// in `tail`. No field may take the place of the head's (a test holds every event to that).
 pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
     let mut object = Map::new();
+    let [ts, level, kind, pid] = HEAD;
     object.insert(
-        "ts".into(),
+        ts.into(),
         humantime::format_rfc3339_millis(SystemTime::now())
             .to_string()
             .into(),
     );
-    object.insert("level".into(), severity.as_str().into());
-    object.insert("event".into(), event.into());
-    object.insert("pid".into(), std::process::id().into());
+    object.insert(level.into(), severity.as_str().into());
+    object.insert(kind.into(), event.into());
+    object.insert(pid.into(), std::process::id().into());
     if let Value::Object(fields) = fields {
         object.extend(fields);
     }
     line(&Value::Object(object).to_string());
 }
 
-pub(crate) fn line(text: &str) {
+/// Text for people, each of its lines made printable (`human::printable`): a key such as
+/// `redlock:job\x1ffence` or a server's message never puts a raw control byte on stderr. (JSON
+/// lines carry keys as they are: they are data, and JSON escapes them.)
+pub(crate) fn text_line(text: &str) {
+    let lines: Vec<String> = text.lines().map(human::printable).collect();
+    line(&lines.join("\n"));
+}
+
+fn line(text: &str) {
     // One write per line; a closed stderr is nothing we can report anywhere.
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
