@@ -1,5 +1,5 @@
 //! Each subcommand's own arguments (`acquire`, `release`, `extend`, `status`, `exec` and the
-//! hidden `generate`), and what their `--help` adds at the end.
+//! hidden `generate`), under the headings `--help` groups them by.
 
 use super::headings::{EXEC, LOCK, OUTPUT, WAITING};
 use super::values::{hold, kill_after, limit, max_runtime, retry_delay, token, ttl, wait};

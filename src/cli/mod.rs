@@ -1,6 +1,7 @@
 //! The command line as the user typed it: clap definitions only, no I/O and no network. This
 //! file owns the top level (`redlock [OPTIONS] COMMAND`) and the list of subcommands; the options
-//! every subcommand shares, each subcommand's own arguments and the value parsers live beside it.
+//! every subcommand shares, each subcommand's own arguments, their help headings and the value
+//! parsers live beside it. What help says after the options is `help`'s.
 
 mod commands;
 mod global;
