@@ -29,11 +29,17 @@ impl Severity {
 }
 
 /// The fields every JSON line starts with; `pid` is redlock's own (a command's is `child_pid`).
-pub(crate) const HEAD: [&str; 4] = ["ts", "level", "event", "pid"];
+const HEAD: [&str; 4] = ["ts", "level", "event", "pid"];
 
 /// `{"ts":…,"level":…,"event":…,"pid":…, …fields}`: the common head first, so lines read well
-/// in `tail`. No field may take the place of the head's (a test holds every event to that).
+/// in `tail`.
 pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
+    line(&json_object(severity, event, fields).to_string());
+}
+
+/// The line's object. A field named like one of the head's is a bug that debug builds (and so
+/// the tests) stop at; it never takes the head's place.
+fn json_object(severity: Severity, event: &str, fields: Value) -> Value {
     let mut object = Map::new();
     let [ts, level, kind, pid] = HEAD;
     object.insert(
@@ -46,9 +52,15 @@ pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
     object.insert(kind.into(), event.into());
     object.insert(pid.into(), std::process::id().into());
     if let Value::Object(fields) = fields {
-        object.extend(fields);
+        for (name, value) in fields {
+            debug_assert!(
+                !HEAD.contains(&name.as_str()),
+                "{event} has a field '{name}'"
+            );
+            object.entry(name).or_insert(value);
+        }
     }
-    line(&Value::Object(object).to_string());
+    Value::Object(object)
 }
 
 /// Text for people, each of its lines made printable (`human::printable`): a key such as
@@ -67,4 +79,19 @@ fn line(text: &str) {
 /// A duration as whole milliseconds, the unit of every `_ms` field.
 pub(crate) fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_head_comes_first_and_pid_is_redlocks() {
+        let object = json_object(Severity::Info, "child_exited", json!({ "child_pid": 42 }));
+        let names: Vec<&String> = object.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["ts", "level", "event", "pid", "child_pid"]);
+        assert_eq!(object["pid"], std::process::id());
+        assert_eq!(object["level"], "info");
+    }
 }
