@@ -24,7 +24,7 @@ function __fish_redlock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_needs_command" -l username -d 'ACL username for servers whose URL names none' -r
@@ -45,12 +45,13 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Give a 
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock on each server, or list every lock under the prefix'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "exec" -d 'Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "generate" -d 'Write shell completions or man pages (for packagers)'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How long the lock lives on the servers unless extended or released (at most 7d)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l username -d 'ACL username for servers whose URL names none' -r
@@ -70,7 +71,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l limit -d 'NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l hold-at-least -d 'Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the key then expires on its own. The acquisition time is the one in the token, from the acquiring host\'s wall clock. Released at once if DUR has already passed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l username -d 'ACL username for servers whose URL names none' -r
@@ -89,7 +90,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l ttl -d 'The new TTL, counted from now (at most 7d)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l limit -d 'NAME is a semaphore of N slots: extend the slot TOKEN holds' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l username -d 'ACL username for servers whose URL names none' -r
@@ -106,7 +107,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l limit -d 'NAME is a semaphore of N slots: show each slot\'s holder and TTL' -r
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l username -d 'ACL username for servers whose URL names none' -r
@@ -130,7 +131,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l limit -d 'Treat
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l hold-at-least -d 'When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a fleet: size it to the spread of the hosts\' start times and clocks' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l max-runtime -d 'Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does' -r
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l username -d 'ACL username for servers whose URL names none' -r
@@ -146,7 +147,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db], rediss://…, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]). Quorum is a majority of the distinct servers' -r
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l username -d 'ACL username for servers whose URL names none' -r
@@ -161,3 +162,10 @@ complete -c redlock -n "__fish_redlock_using_subcommand generate" -s v -l verbos
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "acquire" -d 'Take the lock once (or keep trying for --wait) and print its token'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "release" -d 'Release a lock held by TOKEN (compare-and-delete on every server)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "extend" -d 'Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "status" -d 'Show who holds a lock on each server, or list every lock under the prefix'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "exec" -d 'Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "generate" -d 'Write shell completions or man pages (for packagers)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status exec generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

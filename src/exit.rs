@@ -1,6 +1,6 @@
-//! How a run of redlock ends: one typed `Outcome` per documented exit status, the table that
-//! `--help` and the README show (generated here, checked against the README by a test), and the
-//! error types that carry an outcome to `main`.
+//! How a run of redlock ends: one typed `Outcome` per documented exit status, the table of them
+//! with the subcommands each can end (which `--help`, the man pages and the README show; a test
+//! checks the README's), and the error types that carry an outcome to `main`.
 //!
 //! Scripts branch on these codes, so they are part of the interface. The numbers follow
 //! `<sysexits.h>` where it has one (64, 69, 70, 75), as flock(1) does, and the shell's
@@ -77,85 +77,80 @@ impl Outcome {
 struct Row {
     outcome: Outcome,
     meaning: &'static str,
-    /// Shown in `exec --help`'s own short table too.
-    exec: bool,
+    /// The subcommands that can end with it, whose own help lists it.
+    commands: &'static [&'static str],
 }
+
+/// Every subcommand.
+const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec"];
+/// The subcommands that take a lock, and so can find it busy or wait for it.
+const TAKING: &[&str] = &["acquire", "exec"];
 
 /// The documented statuses, in order. The README's table must say exactly this (a test checks).
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
         meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status",
-        exec: true,
+        commands: EVERY,
     },
     Row {
         outcome: Outcome::Negative,
         meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
-        exec: false,
+        commands: &["release", "extend", "status"],
     },
     Row {
         outcome: Outcome::Usage,
         meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server",
-        exec: true,
+        commands: EVERY,
     },
     Row {
         outcome: Outcome::Unavailable,
         meaning: "unavailable: too few servers could be reached or answered properly to reach a quorum",
-        exec: true,
+        commands: EVERY,
     },
     Row {
         outcome: Outcome::Software,
         meaning: "internal error",
-        exec: true,
+        commands: EVERY,
     },
     Row {
         outcome: Outcome::Busy { code: BUSY },
         meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock",
-        exec: true,
+        commands: TAKING,
     },
     Row {
         outcome: Outcome::TimedOut,
         meaning: "`exec`: the command ran longer than `--max-runtime` and was stopped, as timeout(1) does (the lock was then released, or kept for `--hold-at-least`)",
-        exec: true,
+        commands: &["exec"],
     },
     Row {
         outcome: Outcome::LockLost,
         meaning: "`exec`: the lock was lost while the command ran; the command was stopped",
-        exec: true,
+        commands: &["exec"],
     },
     Row {
         outcome: Outcome::CannotExecute,
         meaning: "`exec`: the command was found but could not be executed (the lock was released)",
-        exec: true,
+        commands: &["exec"],
     },
     Row {
         outcome: Outcome::NotFound,
         meaning: "`exec`: the command was not found (the lock was released)",
-        exec: true,
+        commands: &["exec"],
     },
     Row {
         outcome: Outcome::Signal(1),
         meaning: "`exec`: the command died of signal N; any command: a signal N stopped redlock while it waited, with nothing left on any server",
-        exec: true,
+        commands: TAKING,
     },
 ];
 
-/// The table at the end of `redlock --help`.
-pub(crate) fn table() -> String {
-    render(ROWS.iter())
-}
-
-/// The table at the end of `redlock exec --help`: the statuses `exec` can end with.
-pub(crate) fn exec_table() -> String {
-    render(ROWS.iter().filter(|row| row.exec))
-}
-
-fn render<'a>(rows: impl Iterator<Item = &'a Row>) -> String {
-    let mut text = String::from("Exit status:");
-    for row in rows {
-        text.push_str(&format!("\n  {:<7}  {}", row.outcome.label(), row.meaning));
-    }
-    text
+/// The documented statuses that `command` can end with, or every one for the top level
+/// (`None`): each as its label (`75`, `128+N`) and meaning, for the help and the man pages.
+pub(crate) fn statuses(command: Option<&str>) -> impl Iterator<Item = (String, &'static str)> + '_ {
+    ROWS.iter()
+        .filter(move |row| command.is_none_or(|command| row.commands.contains(&command)))
+        .map(|row| (row.outcome.label(), row.meaning))
 }
 
 /// A usage error: the message names the bad value and what was expected. Exits 64.
@@ -242,15 +237,25 @@ mod tests {
     }
 
     #[test]
-    fn help_tables_list_the_documented_codes() {
-        let table = table();
+    fn each_subcommand_lists_the_statuses_it_can_end_with() {
+        let labels =
+            |command| -> Vec<String> { statuses(command).map(|(label, _)| label).collect() };
+        assert_eq!(labels(None).len(), ROWS.len());
+        let exec = labels(Some("exec"));
+        assert!(exec.iter().any(|l| l == "124") && exec.iter().any(|l| l == "125"));
+        assert!(!exec.iter().any(|l| l == "1"));
+        assert_eq!(labels(Some("status")), ["0", "1", "64", "69", "70"]);
+        assert_eq!(
+            labels(Some("acquire")),
+            ["0", "64", "69", "70", "75", "128+N"]
+        );
         for row in ROWS {
-            assert!(table.contains(&format!("  {:<7}  {}", row.outcome.label(), row.meaning)));
+            assert!(
+                row.commands.iter().all(|c| EVERY.contains(c)),
+                "{}",
+                row.meaning
+            );
         }
-        assert!(exec_table().contains("125"));
-        assert!(exec_table().contains("124"));
-        assert_eq!(Outcome::TimedOut.code(), 124);
-        assert!(!exec_table().contains("\n  1 "));
     }
 
     /// The README's "Exit status" table says exactly what `--help` says.

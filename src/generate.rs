@@ -1,6 +1,7 @@
 //! `redlock generate completions|man DIR`: shell completions and man pages, made by the binary
-//! from its own clap definitions so they never drift from `--help`. The results are committed
-//! under `completions/` and `man/`; a test regenerates them and fails when they are stale.
+//! from its own clap definitions and help text (`help`) so they never drift from `--help`. The
+//! results are committed under `completions/` and `man/`; a test regenerates them and fails when
+//! they are stale.
 
 use crate::cli::{Cli, GenerateArgs, Generated};
 use crate::exit::{self, Outcome};
@@ -27,29 +28,10 @@ fn completions(dir: &Path) -> anyhow::Result<()> {
 }
 
 fn man(dir: &Path) -> anyhow::Result<()> {
-    let mut top = Cli::command();
-    // Propagates the global options into every subcommand, so each page lists them.
-    top.build();
-    write_page(dir, "redlock.1", top.clone())?;
-    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("redlock-{}", sub.get_name());
-        let page = sub
-            .clone()
-            .name(name.clone())
-            .display_name(name.clone())
-            .version(top.get_version().unwrap_or_default().to_string());
-        write_page(dir, &format!("{name}.1"), page)?;
+    for (file, page) in crate::help::man::pages().map_err(|e| cannot_write(dir, &e))? {
+        let path = dir.join(file);
+        std::fs::write(&path, page).map_err(|e| cannot_write(&path, &e))?;
     }
-    Ok(())
-}
-
-fn write_page(dir: &Path, file: &str, command: clap::Command) -> anyhow::Result<()> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut page)
-        .map_err(|e| cannot_write(dir, &e))?;
-    let path = dir.join(file);
-    std::fs::write(&path, page).map_err(|e| cannot_write(&path, &e))?;
     Ok(())
 }
 

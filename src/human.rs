@@ -30,15 +30,21 @@ pub(crate) fn quoted(text: &str) -> String {
     format!("'{}'", printable(text))
 }
 
-/// `text` with control characters (a newline, an escape sequence) and Unicode's line and
-/// paragraph separators written as escapes.
+/// `text` with control characters written as escapes: `\n`, `\t` and `\r` as in Rust and C,
+/// other ASCII ones as `\x1f` (as `redis-cli` shows the unit separator in redlock's own keys),
+/// and the rest (C1 controls, Unicode's line and paragraph separators) as `\u{2028}`. The one
+/// function every text line on stderr goes through, so that no raw control byte reaches a
+/// terminal or a log.
 pub(crate) fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+        match c {
+            '\n' | '\t' | '\r' => out.extend(c.escape_default()),
+            '\0'..='\x1f' | '\x7f' => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            _ if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.extend(c.escape_default())
+            }
+            _ => out.push(c),
         }
     }
     out
@@ -78,7 +84,12 @@ mod tests {
     fn quoted_text_stays_on_one_line() {
         assert_eq!(quoted("5s"), "'5s'");
         assert_eq!(quoted("5s\nrm -rf"), "'5s\\nrm -rf'");
-        assert_eq!(printable("a\u{1b}[2Jb\tü"), "a\\u{1b}[2Jb\\tü");
+        assert_eq!(printable("a\u{1b}[2Jb\tü"), "a\\x1b[2Jb\\tü");
+        assert_eq!(
+            printable("redlock:x\u{1f}fence\u{7f}"),
+            "redlock:x\\x1ffence\\x7f"
+        );
+        assert_eq!(printable("a\u{85}\u{2028}b"), "a\\u{85}\\u{2028}b");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Each subcommand's own arguments (`acquire`, `release`, `extend`, `status`, `exec` and the
-//! hidden `generate`), and what their `--help` adds at the end.
+//! hidden `generate`), under the headings `--help` groups them by.
 
+use super::headings::{EXEC, LOCK, OUTPUT, WAITING};
 use super::values::{hold, kill_after, limit, max_runtime, retry_delay, token, ttl, wait};
 use clap::Args;
 use std::path::PathBuf;
@@ -30,32 +31,32 @@ pub(crate) struct TakeArgs {
     pub(crate) name: String,
 
     /// How long the lock lives on the servers unless extended or released (at most 7d)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl, help_heading = LOCK)]
     pub(crate) ttl: Duration,
 
     /// Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default:
     /// try once)
-    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = wait)]
+    #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = wait, help_heading = WAITING)]
     pub(crate) wait: Option<Duration>,
 
     /// Exit status when the lock is busy (default 75)
-    #[arg(short = 'E', long = "conflict-exit-code", value_name = "N", env = "REDLOCK_CONFLICT_EXIT_CODE", value_parser = clap::value_parser!(u8))]
+    #[arg(short = 'E', long = "conflict-exit-code", value_name = "N", env = "REDLOCK_CONFLICT_EXIT_CODE", value_parser = clap::value_parser!(u8), help_heading = WAITING)]
     pub(crate) conflict_exit_code: Option<u8>,
 
     /// Mean pause between attempts while waiting (randomised ±50%)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay, help_heading = WAITING)]
     pub(crate) retry_delay: Duration,
 
     /// Also get a fencing number, greater than that of every earlier grant of NAME, for the
     /// protected resource to check (exec's command sees REDLOCK_FENCE; acquire prints it on a
     /// second line, or as "fence" with --json). Costs one more round
-    #[arg(long, env = "REDLOCK_FENCING")]
+    #[arg(long, env = "REDLOCK_FENCING", help_heading = LOCK)]
     pub(crate) fence: bool,
 
     /// Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a
     /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). Every user of the
     /// semaphore must give the same N; the mutex NAME is a different lock
-    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 }
 
@@ -66,7 +67,7 @@ pub(crate) struct AcquireArgs {
 
     /// Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence)
     /// instead of the token
-    #[arg(long, env = "REDLOCK_JSON")]
+    #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }
 
@@ -82,23 +83,24 @@ pub(crate) struct ReleaseArgs {
         env = "REDLOCK_TOKEN",
         hide_env_values = true,
         required_unless_present = "force",
-        value_parser = token
+        value_parser = token,
+        help_heading = LOCK
     )]
     pub(crate) token: Option<String>,
 
     /// Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if
     /// there was nothing. Deliberately has no environment variable: it must be typed each time
-    #[arg(long, conflicts_with = "token")]
+    #[arg(long, conflicts_with = "token", help_heading = LOCK)]
     pub(crate) force: bool,
 
     /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)
-    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
     /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
     /// key then expires on its own. The acquisition time is the one in the token, from the
     /// acquiring host's wall clock. Released at once if DUR has already passed
-    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force")]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force", help_heading = LOCK)]
     pub(crate) hold_at_least: Option<Duration>,
 }
 
@@ -108,19 +110,19 @@ pub(crate) struct ExtendArgs {
     pub(crate) name: String,
 
     /// The token `acquire` printed
-    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true, value_parser = token)]
+    #[arg(long, value_name = "T", env = "REDLOCK_TOKEN", hide_env_values = true, value_parser = token, help_heading = LOCK)]
     pub(crate) token: String,
 
     /// The new TTL, counted from now (at most 7d)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl, help_heading = LOCK)]
     pub(crate) ttl: Duration,
 
     /// Print one JSON object instead of the validity
-    #[arg(long, env = "REDLOCK_JSON")]
+    #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
     /// NAME is a semaphore of N slots: extend the slot TOKEN holds
-    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 }
 
@@ -130,11 +132,11 @@ pub(crate) struct StatusArgs {
     pub(crate) name: Option<String>,
 
     /// Print JSON for programs
-    #[arg(long, env = "REDLOCK_JSON")]
+    #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
     /// NAME is a semaphore of N slots: show each slot's holder and TTL
-    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 }
 
@@ -144,18 +146,18 @@ pub(crate) struct ExecArgs {
     pub(crate) take: TakeArgs,
 
     /// After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL
-    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after, help_heading = EXEC)]
     pub(crate) kill_after: Duration,
 
     /// When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead
     /// of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a
     /// fleet: size it to the spread of the hosts' start times and clocks
-    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, help_heading = EXEC)]
     pub(crate) hold_at_least: Option<Duration>,
 
     /// Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to
     /// its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does
-    #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true, help_heading = EXEC)]
     pub(crate) max_runtime: Option<Duration>,
 
     /// The command and its arguments, run directly (no shell)

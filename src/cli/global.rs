@@ -1,6 +1,7 @@
 //! The options every subcommand shares, valid before or after it: where the lock lives (servers,
 //! credentials, TLS) and what goes to stderr.
 
+use super::headings::{OUTPUT, SERVERS};
 use super::values::timeout;
 use clap::Args;
 use std::path::PathBuf;
@@ -8,11 +9,12 @@ use std::time::Duration;
 
 /// Where the lock lives: valid before or after the subcommand.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = SERVERS)]
 pub(crate) struct ServerArgs {
-    /// Redis server URL; repeat for each server (redis://[user[:password]@]host[:port][/db],
-    /// rediss://…, unix:///path/redis.sock, or a Sentinel group as
-    /// redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/MASTER_NAME[/db]).
-    /// Quorum is a majority of the distinct servers
+    /// Redis server URL; repeat for each server (or separate them with commas):
+    /// redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock,
+    /// or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and
+    /// credentials as in redis://). Quorum is a majority of the distinct servers
     #[arg(
         short = 's',
         long = "server",
@@ -86,6 +88,7 @@ pub(crate) struct ServerArgs {
 
 /// What goes to stderr, and in which form. Results (tokens, tables) always go to stdout.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = OUTPUT)]
 pub(crate) struct OutputArgs {
     /// Print each step's per-server outcome and latency, and the validity obtained
     #[arg(

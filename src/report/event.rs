@@ -81,6 +81,7 @@ pub(crate) enum Event<'a> {
     TimedOut {
         name: &'a str,
         key: &'a str,
+        /// The command's pid: `child_pid` in JSON, where `pid` is always redlock's own.
         pid: u32,
         max_runtime: Duration,
     },
@@ -88,6 +89,7 @@ pub(crate) enum Event<'a> {
     ChildExited {
         name: &'a str,
         key: &'a str,
+        /// The command's pid: `child_pid` in JSON, where `pid` is always redlock's own.
         pid: u32,
         code: Option<i32>,
         signal: Option<i32>,
@@ -198,7 +200,7 @@ impl Event<'_> {
                 signal,
                 ran,
             } => json!({
-                "name": name, "key": key, "pid": pid, "code": code, "signal": signal,
+                "name": name, "key": key, "child_pid": pid, "code": code, "signal": signal,
                 "ran_ms": ms(ran),
             }),
             Event::Kept {
@@ -228,7 +230,7 @@ impl Event<'_> {
                 pid,
                 max_runtime,
             } => json!({
-                "name": name, "key": key, "pid": pid, "max_runtime_ms": ms(max_runtime),
+                "name": name, "key": key, "child_pid": pid, "max_runtime_ms": ms(max_runtime),
             }),
         }
     }
@@ -383,5 +385,32 @@ mod tests {
         };
         assert!(exited.text().contains("signal 15"), "{}", exited.text());
         assert_eq!(exited.fields()["signal"], 15);
+    }
+
+    /// `pid` is redlock's own in every JSON line: the command's is `child_pid`.
+    #[test]
+    fn the_commands_pid_is_child_pid() {
+        let (name, key, d) = ("job", "redlock:job", Duration::from_secs(1));
+        let events = [
+            Event::TimedOut {
+                name,
+                key,
+                pid: 42,
+                max_runtime: d,
+            },
+            Event::ChildExited {
+                name,
+                key,
+                pid: 42,
+                code: Some(0),
+                signal: None,
+                ran: d,
+            },
+        ];
+        for event in events {
+            let fields = event.fields();
+            assert_eq!(fields["child_pid"], 42, "{}", event.kind());
+            assert!(fields.get("pid").is_none(), "{}", event.kind());
+        }
     }
 }

@@ -20,7 +20,7 @@ mod round;
 pub(crate) use crate::cli::LogFormat as Format;
 use crate::lock::Round;
 pub(crate) use event::Event;
-use line::{json_line, line, Severity};
+use line::{json_line, text_line, Severity};
 use round::{round_json, round_text};
 use serde_json::json;
 
@@ -75,7 +75,7 @@ impl Reporter {
             return;
         }
         match self.format {
-            Format::Text => line(&format!("redlock: {}", event.text())),
+            Format::Text => text_line(&format!("redlock: {}", event.text())),
             Format::Json => json_line(severity, event.kind(), event.fields()),
         }
     }
@@ -86,7 +86,7 @@ impl Reporter {
             return;
         }
         match self.format {
-            Format::Text => line(&format!("redlock: warning: {message}")),
+            Format::Text => text_line(&format!("redlock: warning: {message}")),
             Format::Json => json_line(Severity::Warning, "warning", json!({ "message": message })),
         }
     }
@@ -94,7 +94,7 @@ impl Reporter {
     /// The error that ends the run, with the exit status it ends with.
     pub(crate) fn error(&self, message: &str, exit_code: u8) {
         match self.format {
-            Format::Text => line(&format!("redlock: {message}")),
+            Format::Text => text_line(&format!("redlock: {message}")),
             Format::Json => json_line(
                 Severity::Error,
                 "error",
@@ -109,7 +109,7 @@ impl Reporter {
             return;
         }
         match self.format {
-            Format::Text => line(&round_text(round)),
+            Format::Text => text_line(&round_text(round)),
             Format::Json => json_line(Severity::Info, "round", round_json(round)),
         }
     }

@@ -4,6 +4,7 @@ mod groups;
 mod harness;
 mod proxy;
 
+mod cli;
 mod cron;
 mod crowd;
 mod engine;

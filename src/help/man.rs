@@ -1,0 +1,260 @@
+//! The man pages, `redlock(1)` and one per subcommand: NAME, SYNOPSIS and OPTIONS as clap_mangen
+//! writes them from the clap definitions, and DESCRIPTION, ENVIRONMENT, EXIT STATUS, EXAMPLES and
+//! SEE ALSO written here from the same tables as `--help`'s text.
+
+use super::pages::{Page, Variable};
+use crate::cli::Cli;
+use clap::CommandFactory;
+use clap_mangen::Man;
+use std::io::Write;
+
+/// Every page, as its file name (`redlock.1`, `redlock-exec.1`…) and roff text.
+pub(crate) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    // `redlock help` has no page of its own: each page is the help.
+    let mut top = Cli::command().disable_help_subcommand(true);
+    // Propagates the global options into every subcommand, so each page lists them.
+    top.build();
+    let version = top.get_version().unwrap_or_default().to_string();
+    Page::ALL
+        .iter()
+        .map(|&page| {
+            let command = match page.command() {
+                None => top.clone(),
+                Some(name) => {
+                    let full = format!("redlock-{name}");
+                    top.find_subcommand(name)
+                        .expect("every page is a subcommand")
+                        .clone()
+                        .name(full.clone())
+                        .display_name(full)
+                        .version(version.clone())
+                }
+            };
+            let file = format!("{}.1", command.get_name());
+            Ok((file, render(&top, command, page)?))
+        })
+        .collect()
+}
+
+fn render(top: &clap::Command, command: clap::Command, page: Page) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let about = command.get_about().map(|about| about.to_string());
+    let man = Man::new(command.clone());
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    out.write_all(description(about.as_deref().unwrap_or_default(), page).as_bytes())?;
+    man.render_options_section(&mut out)?;
+    if page == Page::Top {
+        man.render_subcommands_section(&mut out)?;
+    }
+    out.write_all(environment(top, &command, page).as_bytes())?;
+    out.write_all(exit_status(page).as_bytes())?;
+    out.write_all(examples(page).as_bytes())?;
+    out.write_all(see_also(page).as_bytes())?;
+    man.render_version_section(&mut out)?;
+    Ok(out)
+}
+
+fn description(about: &str, page: Page) -> String {
+    let mut roff = format!(".SH DESCRIPTION\n{}\n", escape(about));
+    if let Some(notes) = page.notes() {
+        roff.push_str(&format!(
+            ".SS \"{}\"\n{}\n",
+            notes.heading,
+            escape(notes.intro)
+        ));
+        for (term, text) in notes.rows {
+            roff.push_str(&item(term, text));
+        }
+        roff.push_str(&format!(".PP\n{}\n", escape(notes.outro)));
+    }
+    roff
+}
+
+/// The variables of the page's options, those redlock reads besides, and (for `exec`) those the
+/// command gets.
+fn environment(top: &clap::Command, command: &clap::Command, page: Page) -> String {
+    let mut roff = String::from(
+        ".SH ENVIRONMENT\nEach option can be given by a variable instead; the command line wins.\n",
+    );
+    for (name, option) in option_variables(top, command, page) {
+        roff.push_str(&item(&name, &format!("sets {option}")));
+    }
+    let reads: Vec<&Variable> = page.reads().collect();
+    if !reads.is_empty() {
+        roff.push_str(".PP\nredlock also reads:\n");
+        roff.push_str(&variables(reads.into_iter()));
+    }
+    if !page.gives().is_empty() {
+        roff.push_str(".PP\n\\fBredlock exec\\fR gives COMMAND:\n");
+        roff.push_str(&variables(page.gives().iter()));
+    }
+    roff
+}
+
+/// `(REDLOCK_TTL, "--ttl")` for each option of the page with a variable; on the top page, each
+/// subcommand's options too, with the subcommands that take them.
+fn option_variables(
+    top: &clap::Command,
+    command: &clap::Command,
+    page: Page,
+) -> Vec<(String, String)> {
+    let flag = |arg: &clap::Arg| format!("--{}", arg.get_long().unwrap_or_default());
+    let env = |arg: &clap::Arg| arg.get_env().map(|env| env.to_string_lossy().into_owned());
+    let mut found: Vec<(String, String)> = command
+        .get_arguments()
+        .filter_map(|arg| Some((env(arg)?, flag(arg))))
+        .collect();
+    if page == Page::Top {
+        let mut own: Vec<(String, String, Vec<&str>)> = Vec::new();
+        for sub in Page::ALL.iter().filter_map(|page| page.command()) {
+            let sub_command = top
+                .find_subcommand(sub)
+                .expect("every page is a subcommand");
+            for arg in sub_command
+                .get_arguments()
+                .filter(|arg| !arg.is_global_set())
+            {
+                let Some(name) = env(arg) else { continue };
+                match own.iter_mut().find(|(known, ..)| *known == name) {
+                    Some((.., commands)) => commands.push(sub),
+                    None => own.push((name, flag(arg), vec![sub])),
+                }
+            }
+        }
+        found.extend(
+            own.into_iter()
+                .map(|(name, flag, commands)| (name, format!("{flag} ({})", commands.join(", ")))),
+        );
+    }
+    found
+}
+
+fn variables<'a>(variables: impl Iterator<Item = &'a Variable>) -> String {
+    variables
+        .map(|variable| item(variable.name, variable.meaning))
+        .collect()
+}
+
+fn exit_status(page: Page) -> String {
+    let mut roff = String::from(".SH \"EXIT STATUS\"\n");
+    for (label, meaning) in crate::exit::statuses(page.command()) {
+        roff.push_str(&item(&label, meaning));
+    }
+    roff
+}
+
+fn examples(page: Page) -> String {
+    let mut roff = String::from(".SH EXAMPLES\n");
+    for example in page.examples() {
+        roff.push_str(".PP\n.RS 4\n.nf\n");
+        if let Some(says) = example.says {
+            roff.push_str(&format!("# {}\n", escape(says)));
+        }
+        roff.push_str(&format!("{}\n.fi\n.RE\n", escape(example.line)));
+    }
+    roff
+}
+
+fn see_also(page: Page) -> String {
+    let pages = Page::ALL
+        .iter()
+        .filter(|&&other| other != page)
+        .map(|other| match other.command() {
+            None => "redlock".to_string(),
+            Some(name) => format!("redlock-{name}"),
+        })
+        .chain(["flock".to_string()])
+        .map(|name| format!("\\fB{}\\fR(1)", escape(&name)))
+        .collect::<Vec<_>>();
+    format!(".SH \"SEE ALSO\"\n{}\n", pages.join(", "))
+}
+
+/// A term in bold and its text indented under it.
+fn item(term: &str, text: &str) -> String {
+    format!(".TP\n\\fB{}\\fR\n{}\n", escape(term), escape(text))
+}
+
+/// `text` as roff: backslashes and hyphens escaped (a `-` is a minus sign in flags, which man
+/// must not hyphenate or turn into a dash), `code` in bold, and no line taken for a request.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut bold = false;
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\e"),
+            '-' => out.push_str("\\-"),
+            '`' => {
+                out.push_str(if bold { "\\fR" } else { "\\fB" });
+                bold = !bold;
+            }
+            _ => out.push(c),
+        }
+    }
+    if bold {
+        out.push_str("\\fR");
+    }
+    out.lines()
+        .map(|line| {
+            if line.starts_with(['.', '\'']) {
+                format!("\\&{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roff_text_is_escaped() {
+        assert_eq!(escape("--ttl `exec`"), "\\-\\-ttl \\fBexec\\fR");
+        assert_eq!(escape(".hidden"), "\\&.hidden");
+        assert_eq!(escape("a\\b"), "a\\eb");
+    }
+
+    #[test]
+    fn every_page_has_the_sections_of_a_man_page() {
+        for (file, page) in pages().unwrap() {
+            let page = String::from_utf8(page).unwrap();
+            for section in [
+                ".SH NAME",
+                ".SH SYNOPSIS",
+                ".SH DESCRIPTION",
+                ".SH OPTIONS",
+                ".SH ENVIRONMENT",
+                ".SH \"EXIT STATUS\"",
+                ".SH EXAMPLES",
+                ".SH \"SEE ALSO\"",
+            ] {
+                assert!(page.contains(section), "{file}: {section}");
+            }
+            assert!(page.contains("\\fBflock\\fR(1)"), "{file}");
+            assert!(page.contains("\\fBREDLOCK_SERVERS\\fR"), "{file}");
+            // `redlock help` is no page of its own.
+            assert!(!page.contains("redlock\\-help("), "{file}");
+        }
+    }
+
+    #[test]
+    fn the_exec_page_says_what_the_command_gets() {
+        let pages = pages().unwrap();
+        let (_, exec) = pages
+            .iter()
+            .find(|(file, _)| file == "redlock-exec.1")
+            .unwrap();
+        let exec = String::from_utf8_lossy(exec);
+        for name in ["NAME", "KEY", "TOKEN", "FENCE", "SLOT"] {
+            assert!(exec.contains(&format!("\\fBREDLOCK_{name}\\fR")), "{name}");
+        }
+        assert!(
+            exec.contains("\\fBREDLOCK_TTL\\fR\nsets \\-\\-ttl"),
+            "{exec}"
+        );
+    }
+}

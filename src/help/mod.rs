@@ -1,0 +1,49 @@
+//! What `--help` and the man pages say besides the options, written once for both so that they
+//! cannot drift. `pages` holds each page's notes, examples and environment (the exit statuses are
+//! `exit`'s table); `text` lays them out after `--help`'s options at the terminal's width, and
+//! `man` writes them as the man pages' sections. This file attaches the text to the command line
+//! clap parses.
+
+pub(crate) mod man;
+mod pages;
+mod text;
+
+use crate::cli::Cli;
+use clap::CommandFactory;
+use pages::Page;
+
+/// The width `--help` is laid out for: the terminal's (that of stdout, stderr or stdin, as clap
+/// asks), else `COLUMNS`, else 100; and never more than 100, so that a line can be read at a
+/// glance on a wide terminal.
+pub(crate) fn width() -> usize {
+    const MAX: usize = 100;
+    let terminal = [
+        rustix::termios::tcgetwinsize(std::io::stdout()),
+        rustix::termios::tcgetwinsize(std::io::stderr()),
+        rustix::termios::tcgetwinsize(std::io::stdin()),
+    ]
+    .into_iter()
+    .find_map(|size| size.ok().filter(|size| size.ws_col > 0))
+    .map(|size| usize::from(size.ws_col));
+    let columns = || {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    };
+    terminal.or_else(columns).unwrap_or(MAX).min(MAX)
+}
+
+/// The command line as clap parses it, with each page's help text attached after its options,
+/// laid out for `width` columns.
+pub(crate) fn command(width: usize) -> clap::Command {
+    let mut command = Cli::command().term_width(width);
+    for page in Page::ALL {
+        let after = text::after_help(page, width);
+        command = match page.command() {
+            None => command.after_help(after),
+            Some(name) => command.mut_subcommand(name, |sub| sub.after_help(after)),
+        };
+    }
+    command
+}

@@ -1,0 +1,157 @@
+//! `--help`'s text after the options: each section under its heading, tables with a hanging
+//! indent, and every line wrapped to the width clap lays the options out at (clap would wrap
+//! this text too, but with no hanging indent, so a table's second lines would start at its left
+//! edge).
+
+use super::pages::{Page, Variable};
+
+/// What `--help` shows after `page`'s options, in lines of at most `width` columns (but for a
+/// command line in an example, which is never broken).
+pub(super) fn after_help(page: Page, width: usize) -> String {
+    let mut sections = Vec::new();
+    if let Some(notes) = page.notes() {
+        let rows = notes
+            .rows
+            .iter()
+            .map(|&(term, text)| (term.to_string(), text));
+        sections.push(format!(
+            "{}:\n{}\n{}\n{}",
+            notes.heading,
+            wrap(notes.intro, width, "  ", "  "),
+            table(rows, width),
+            wrap(notes.outro, width, "  ", "  ")
+        ));
+    }
+    let examples: Vec<String> = page
+        .examples()
+        .iter()
+        .map(|example| match example.says {
+            Some(says) => format!("{}\n  {}", wrap(says, width, "  # ", "  # "), example.line),
+            None => format!("  {}", example.line),
+        })
+        .collect();
+    sections.push(format!("Examples:\n{}", examples.join("\n")));
+    match page {
+        Page::Top => sections.push(format!(
+            "Environment (besides each option's own variable):\n{}",
+            variables(page.reads(), width)
+        )),
+        Page::Exec => sections.push(format!(
+            "Environment of COMMAND:\n{}",
+            variables(page.gives().iter(), width)
+        )),
+        _ => {}
+    }
+    let statuses = crate::exit::statuses(page.command());
+    sections.push(format!("Exit status:\n{}", table(statuses, width)));
+    sections.join("\n\n")
+}
+
+fn variables<'a>(variables: impl Iterator<Item = &'a Variable>, width: usize) -> String {
+    table(
+        variables.map(|variable| (variable.name.to_string(), variable.meaning)),
+        width,
+    )
+}
+
+/// Two columns, `  term  text`, the text wrapped under itself; when the terms are too wide to
+/// leave the text a readable column, each text goes under its term instead.
+fn table<'a>(rows: impl Iterator<Item = (String, &'a str)>, width: usize) -> String {
+    let rows: Vec<(String, &str)> = rows.collect();
+    let term_width = rows
+        .iter()
+        .map(|(term, _)| term.chars().count())
+        .max()
+        .unwrap_or(0);
+    let indent = " ".repeat(2 + term_width + 2);
+    let beside = indent.len() + 30 <= width;
+    rows.iter()
+        .map(|(term, text)| {
+            if beside {
+                let first = format!("  {term:<term_width$}  ");
+                wrap(text, width, &first, &indent)
+            } else {
+                format!("  {term}\n{}", wrap(text, width, "        ", "        "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` in lines of at most `width` columns, the first line starting with `first` and the
+/// others with `rest`. A word longer than a line has a line of its own.
+pub(super) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_lines_fit_and_keep_their_indent() {
+        let text = "the command was found but could not be executed (the lock was released)";
+        let wrapped = wrap(text, 30, "  126  ", "       ");
+        assert!(
+            wrapped.lines().all(|line| line.chars().count() <= 30),
+            "{wrapped}"
+        );
+        assert!(wrapped.starts_with("  126  the command"), "{wrapped}");
+        assert!(wrapped
+            .lines()
+            .skip(1)
+            .all(|line| line.starts_with("       ")));
+        assert_eq!(
+            wrapped
+                .split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(" "),
+            text
+        );
+    }
+
+    #[test]
+    fn every_page_fits_80_columns_but_for_its_example_lines() {
+        for page in Page::ALL {
+            let examples: Vec<&str> = page.examples().iter().map(|e| e.line).collect();
+            let text = after_help(page, 80);
+            for line in text.lines() {
+                let example = examples.iter().any(|e| line.trim() == *e);
+                assert!(example || line.chars().count() <= 80, "{page:?}: {line}");
+            }
+            assert!(text.contains("Exit status:\n  0 "), "{page:?}");
+        }
+        for example in Page::ALL.iter().flat_map(|page| page.examples()) {
+            assert!(example.line.chars().count() <= 76, "{}", example.line);
+        }
+    }
+
+    #[test]
+    fn narrow_terminals_put_the_text_under_long_terms() {
+        let text = after_help(Page::Exec, 40);
+        assert!(
+            text.contains("  REDLOCK_TOKEN\n        the token"),
+            "{text}"
+        );
+        assert!(text.lines().all(|line| line.chars().count() <= 40
+            || Page::Exec.examples().iter().any(|e| line.trim() == e.line)));
+    }
+}

@@ -1,0 +1,269 @@
+//! The command line a newcomer types: flock's spellings answered with redlock's (exit 64, one
+//! line, nothing sent to any server), help that fits the terminal and `redlock help`, man pages
+//! with every section, and the JSON log's `pid` always redlock's own.
+
+use crate::harness::*;
+use std::path::Path;
+
+/// Each flock habit, and what its one line must say.
+const FLOCK_HABITS: &[(&[&str], &str)] = &[
+    (
+        &["-n", "job", "true"],
+        "redlock tries once unless --wait is given",
+    ),
+    (
+        &["exec", "--nonblock", "job", "--", "true"],
+        "redlock tries once unless --wait is given",
+    ),
+    (
+        &["exec", "-w", "10", "job", "--", "true"],
+        "durations need a unit: --wait 10s",
+    ),
+    (
+        &["-w", "10", "exec", "job", "--", "true"],
+        "redlock exec NAME --wait 10s -- COMMAND",
+    ),
+    (
+        &["exec", "job", "-c", "make deploy"],
+        "exec NAME -- sh -c CMD",
+    ),
+    (&["exec", "-x", "job", "--", "true"], "always exclusive"),
+    (&["exec", "-e", "job", "--", "true"], "always exclusive"),
+    (
+        &["-s", "job", "exec", "x", "--", "true"],
+        "'-s' is --server URL in redlock, not flock's shared lock",
+    ),
+    (
+        &["exec", "-s", "job", "--", "true"],
+        "'-s' is --server URL in redlock, not flock's shared lock",
+    ),
+    (
+        &["exec", "--shared", "job", "--", "true"],
+        "no shared lock (--limit N",
+    ),
+    (&["exec", "-u", "job"], "redlock release NAME --token TOKEN"),
+    (&["job", "./backup.sh"], "redlock exec job -- COMMAND"),
+    (
+        &["exec", "job", "./backup.sh"],
+        "the command goes after --: redlock exec NAME -- ./backup.sh",
+    ),
+];
+
+#[test]
+fn flock_habits_exit_64_naming_the_redlock_way_and_send_nothing() {
+    let cluster = Cluster::start(1);
+    cluster.servers[0].reset_stats();
+    for (args, hint) in FLOCK_HABITS {
+        let output = cluster.redlock().args(*args).output().unwrap();
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(64), "{args:?}: {stderr}");
+        assert!(stderr.contains(hint), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stdout_of(&output).is_empty(), "{args:?}");
+    }
+    // Only this test's own CONFIG RESETSTAT reached the server.
+    let calls = cluster.servers[0].command_calls();
+    assert!(
+        calls.keys().all(|name| name.starts_with("config")),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn a_url_or_socket_after_dash_s_is_a_server_not_a_habit() {
+    let cluster = Cluster::start(1);
+    let url = cluster.servers[0].url_with_password();
+    let output = redlock()
+        .args(["-s", &url, "acquire", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    // A socket path that nothing listens on: unavailable, not a flock habit.
+    let output = redlock()
+        .args(["-s", "/nonexistent/redis.sock", "status", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
+    assert!(!stderr_of(&output).contains("flock"));
+}
+
+#[test]
+fn redlock_help_exec_exits_0_and_prints_execs_help() {
+    let help = redlock()
+        .env("COLUMNS", "80")
+        .args(["help", "exec"])
+        .output()
+        .unwrap();
+    assert_eq!(help.status.code(), Some(0), "{}", stderr_of(&help));
+    let flag = redlock()
+        .env("COLUMNS", "80")
+        .args(["exec", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(flag.status.code(), Some(0));
+    assert_eq!(stdout_of(&help), stdout_of(&flag));
+    assert!(stdout_of(&help).contains("Usage: redlock exec"));
+    let top = redlock().arg("help").output().unwrap();
+    assert_eq!(top.status.code(), Some(0));
+    assert!(stdout_of(&top).contains("Commands:"));
+}
+
+#[test]
+fn help_fits_the_terminal_and_groups_its_options() {
+    for (columns, widest) in [("80", 80), ("60", 60), ("300", 100)] {
+        for sub in ["acquire", "release", "extend", "status", "exec"] {
+            let output = redlock()
+                .env("COLUMNS", columns)
+                .args([sub, "--help"])
+                .output()
+                .unwrap();
+            let help = stdout_of(&output);
+            let examples: Vec<&str> = help
+                .split("Examples:")
+                .nth(1)
+                .unwrap_or_default()
+                .lines()
+                .take_while(|line| !line.is_empty())
+                .collect();
+            for line in help.lines() {
+                // An example's command line is never broken, so a narrow terminal may fold it.
+                let example = columns != "80" && examples.contains(&line);
+                assert!(
+                    example || line.chars().count() <= widest,
+                    "{sub} at {columns} columns: {line:?}"
+                );
+            }
+            assert!(help.contains("\nServers and TLS:\n"), "{sub}");
+            assert!(help.contains("\nOutput:\n"), "{sub}");
+            assert!(help.contains("\nExit status:\n  0 "), "{sub}");
+        }
+    }
+    let exec = redlock()
+        .env("COLUMNS", "80")
+        .args(["exec", "--help"])
+        .output()
+        .unwrap();
+    let exec = stdout_of(&exec);
+    for heading in ["Lock:", "Waiting:", "Exec:"] {
+        assert!(exec.contains(&format!("\n{heading}\n")), "{heading}");
+    }
+    let environment = exec.split("Environment of COMMAND:").nth(1).unwrap();
+    for name in ["NAME", "KEY", "TOKEN", "FENCE", "SLOT"] {
+        assert!(
+            environment.contains(&format!("  REDLOCK_{name} ")),
+            "{name}"
+        );
+    }
+    // The TLS options stand under their own heading, not among exec's.
+    let own = exec.split("Servers and TLS:").next().unwrap();
+    assert!(!own.contains("--tls-ca"));
+}
+
+#[test]
+fn man_pages_have_every_section() {
+    let fresh = tempfile::tempdir().unwrap();
+    redlock()
+        .args(["generate", "man"])
+        .arg(fresh.path())
+        .assert()
+        .code(0);
+    for page in [
+        "redlock.1",
+        "redlock-acquire.1",
+        "redlock-release.1",
+        "redlock-extend.1",
+        "redlock-status.1",
+        "redlock-exec.1",
+    ] {
+        let text = std::fs::read_to_string(fresh.path().join(page)).unwrap();
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "ENVIRONMENT",
+            "\"EXIT STATUS\"",
+            "EXAMPLES",
+            "\"SEE ALSO\"",
+        ] {
+            assert!(
+                text.contains(&format!("\n.SH {section}\n")),
+                "{page}: {section}"
+            );
+        }
+        assert!(text.contains("\\fBflock\\fR(1)"), "{page}");
+    }
+    let exec = std::fs::read_to_string(fresh.path().join("redlock-exec.1")).unwrap();
+    for name in ["NAME", "KEY", "TOKEN", "FENCE", "SLOT"] {
+        assert!(exec.contains(&format!("\\fBREDLOCK_{name}\\fR")), "{name}");
+    }
+    assert!(!Path::new(&fresh.path().join("redlock-help.1")).exists());
+}
+
+/// Every line of a JSON log, parsed.
+fn log(output: &std::process::Output) -> Vec<serde_json::Value> {
+    stderr_of(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn the_log_gives_the_commands_pid_as_child_pid_and_keeps_pid_redlocks() {
+    let cluster = Cluster::start(1);
+    let output = cluster
+        .redlock()
+        .args(["--log-format", "json", "exec", "job", "--max-runtime", "1s"])
+        .args(["--", "sh", "-c", "echo $$ $PPID; exec sleep 30"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(124), "{}", stderr_of(&output));
+    // The command is redlock's own child: its $PPID is redlock's pid.
+    let pids: Vec<u64> = stdout_of(&output)
+        .split_whitespace()
+        .map(|pid| pid.parse().unwrap())
+        .collect();
+    let (child, redlock) = (pids[0], pids[1]);
+    let events = log(&output);
+    assert!(events.iter().all(|e| e["pid"] == redlock), "{events:?}");
+    for kind in ["timed_out", "child_exited"] {
+        let event = events
+            .iter()
+            .find(|e| e["event"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}: {events:?}"));
+        assert_eq!(event["child_pid"], child, "{kind}");
+    }
+}
+
+#[test]
+fn keys_with_a_unit_separator_are_escaped_in_text_messages() {
+    let cluster = Cluster::start(1);
+    let output = cluster
+        .redlock()
+        .args(["-v", "acquire", "pool", "--limit", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert!(!stderr.contains('\u{1f}'), "{stderr:?}");
+    assert!(stderr.contains("redlock:pool\\x1fslots"), "{stderr}");
+    // The JSON log carries the key as data.
+    let output = cluster
+        .redlock()
+        .args([
+            "-v",
+            "--log-format",
+            "json",
+            "acquire",
+            "pool",
+            "--limit",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let round = log(&output)
+        .into_iter()
+        .find(|e| e["event"] == "round")
+        .expect("a round");
+    assert_eq!(round["key"], "redlock:pool\u{1f}slots");
+}
