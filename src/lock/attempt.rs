@@ -35,7 +35,7 @@
 
 use super::keys;
 use super::nodes::{NodeError, Op, Reply};
-use super::queue::{self, Waiter};
+use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
 use super::script::Lua;
 use super::target::{Kind, Target};
@@ -47,8 +47,8 @@ use std::time::Duration;
 
 /// KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
 /// counters in the same order, and last the target's queue. ARGV: token, ttl ms, number of
-/// candidates, fenced ('1'), and for a waiter (else empty) its entry, arrival stamp, lease ms
-/// and wake-up prefix (empty when it does not listen yet).
+/// candidates, fenced ('1'), and for a waiter (else empty) its entry, arrival stamp and lease
+/// ms, then the wake-up prefix, whether the waiter listens ('1'), and the reservation ms.
 ///
 /// Returns {i, false, 0, -1, false, counter} when candidate i (1-based) was set, was handed to
 /// this waiter by a release, or already holds our token (a request repeated on a fresh
@@ -88,7 +88,14 @@ for i = 1, n do
   end
 end
 if won > 0 then
-  if entry ~= '' then queue_leave(queue, entry, ARGV[8]) end
+  if entry ~= '' then
+    queue_leave(queue, entry, ARGV[8], ARGV[9])
+    for i = won + 1, n do
+      if redis.call('type', KEYS[i]).ok == 'string' and queue_claims(redis.call('get', KEYS[i]), entry) then
+        queue_hand_over(KEYS[i], queue, ARGV[8], ARGV[10], entry)
+      end
+    end
+  end
   local counter = 0
   if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
   return {won, false, 0, -1, false, counter}
@@ -122,15 +129,16 @@ impl Redlock {
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
             let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
-            let (entry, stamp, lease, prefix) = match waiter {
+            let (entry, stamp, lease, listening) = match waiter {
                 Some(w) => (
                     w.entry.clone(),
                     w.stamp_ms,
                     w.lease.as_millis() as u64,
-                    w.told_prefix(target),
+                    w.listening,
                 ),
                 None => Default::default(),
             };
+            let hand_over = HandOver::new(target, self.nodes.timeout(), None);
             Arc::new(move |con| {
                 let mut invocation = ACQUIRE.script().prepare_invoke();
                 for key in &script_keys {
@@ -151,7 +159,9 @@ impl Redlock {
                     .arg(&entry)
                     .arg(stamp)
                     .arg(lease)
-                    .arg(&prefix)
+                    .arg(&hand_over.wake_prefix)
+                    .arg(if listening { "1" } else { "0" })
+                    .arg(hand_over.reserve_ms)
                     .invoke(con)?;
                 Ok(Vote {
                     won: won.checked_sub(1).and_then(|i| order.get(i).copied()),
@@ -189,7 +199,7 @@ impl Redlock {
             .and_then(|at| quorum::validity(ttl, at.since(started)));
         self.observe(
             "acquire",
-            target.keys.lock(),
+            &target.stem(),
             &replies,
             started,
             validity,

@@ -11,14 +11,20 @@ use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// Releases KEYS[1] only if it holds our token (ARGV[1]): hands it to the next waiter in the
-/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours.
+/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours; a key
+/// that is not ours but reserved for this process's own entry (a release that raced its win)
+/// is passed on to the next waiter.
 fn release_source() -> String {
     format!(
         "{}
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then
+  {}
+  return 0
+end
 {}
 return 1",
         queue::lua(),
+        queue::PASS_ON_LAST_ARGS,
         queue::HAND_OVER_LAST_ARGS
     )
 }

@@ -122,7 +122,7 @@ impl Redlock {
         });
         self.observe(
             "inspect",
-            target.keys.lock(),
+            &target.stem(),
             &replies,
             started,
             None,

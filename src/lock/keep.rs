@@ -15,13 +15,17 @@ use std::time::Duration;
 /// the key to have when this runs at once; a key with less left shows by how much this request
 /// arrived late, and the hold is shortened by as much (see `crate::hold`). A hold with nothing
 /// left is a release, handed to the next waiter of the queue KEYS[2]. Returns 1 when kept, 2
-/// when released, 0 when the key is not ours. Its writes depend on the clock (the PTTL), so it
+/// when released, 0 when the key is not ours (a reservation for this process's own entry is
+/// then passed on, as a release does). Its writes depend on the clock (the PTTL), so it
 /// asks servers before Redis 5 to replicate them as effects, not as the script.
 fn keep_source() -> String {
     format!(
         "{}
 if redis.replicate_commands then redis.replicate_commands() end
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then
+  {}
+  return 0
+end
 local px = tonumber(ARGV[3])
 local expected = tonumber(ARGV[4])
 if expected > 0 then
@@ -35,6 +39,7 @@ end
 {}
 return 2",
         queue::lua(),
+        queue::PASS_ON_LAST_ARGS,
         queue::HAND_OVER_LAST_ARGS
     )
 }

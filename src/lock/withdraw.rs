@@ -1,10 +1,10 @@
 //! Step 4 of an attempt (attempt.rs): deleting what the round set and did not win, and the
-//! queue's step 5 (queue/mod.rs): a waiter leaving the queue when it won or gave up. Both go
-//! out as one small script, sent with its source because it may follow a request whose reply is
-//! late (`Lua::eval`).
+//! queue's step 5 (queue/mod.rs): a waiter leaving the queue when it won or gave up, passing on
+//! any reservation left for it. Both go out as one script, sent with its source because it may
+//! follow a request whose reply is late (`Lua::eval`).
 
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
-use super::queue::{self, Waiter};
+use super::queue::{self, HandOver, Waiter};
 use super::script::Lua;
 use super::target::Target;
 use super::vote::Vote;
@@ -12,19 +12,27 @@ use super::Redlock;
 use std::sync::Arc;
 
 /// The clean-up after an attempt: deletes our token (ARGV[1]) from whichever of KEYS (all but
-/// the last) hold it, and with an entry (ARGV[2]) leaves the queue (the last key), telling the
-/// listeners on ARGV[3] to stop. It wakes nobody: what it deletes never was a grant.
+/// the last) hold it, except the key a grant holds (ARGV[6]); that wakes nobody, since what it
+/// deletes never was a grant. With an entry (ARGV[2]) it also leaves the queue (the last key),
+/// telling the waiter's listeners to stop when it listens (ARGV[5] = '1'), and hands any of
+/// those keys reserved for it to the next waiter (wake-up prefix ARGV[3], reservation ARGV[4]
+/// ms).
 fn withdraw_source() -> String {
     format!(
         "{}{}",
-        queue::LEAVE,
+        queue::lua(),
         r"
+local queue = KEYS[#KEYS]
 for i = 1, #KEYS - 1 do
-  if redis.call('type', KEYS[i]).ok == 'string' and redis.call('get', KEYS[i]) == ARGV[1] then
+  local value = false
+  if redis.call('type', KEYS[i]).ok == 'string' then value = redis.call('get', KEYS[i]) end
+  if value == ARGV[1] and KEYS[i] ~= ARGV[6] then
     redis.call('del', KEYS[i])
+  elseif queue_claims(value, ARGV[2]) then
+    queue_hand_over(KEYS[i], queue, ARGV[3], ARGV[4], ARGV[2])
   end
 end
-if ARGV[2] ~= '' then queue_leave(KEYS[#KEYS], ARGV[2], ARGV[3]) end
+if ARGV[2] ~= '' then queue_leave(queue, ARGV[2], ARGV[3], ARGV[5]) end
 return 1"
     )
 }
@@ -32,22 +40,44 @@ return 1"
 static WITHDRAW: Lua = Lua::new(withdraw_source);
 
 /// What one attempt does after its round: delete `keys` where they hold our token, and leave
-/// the queue when `leave` names the waiter.
+/// the queue when `leave` names the waiter (its entry, and whether it listens).
 #[derive(Clone)]
 struct Withdrawal {
+    /// The target's keys, then its queue.
     keys: Vec<String>,
     token: String,
-    leave: Option<(String, String)>,
+    /// The key a grant holds: our token stays there.
+    kept: String,
+    leave: Option<(String, bool)>,
+    wake_prefix: String,
+    reserve_ms: u64,
 }
 
 impl Withdrawal {
+    fn new(target: &Target, timeout: std::time::Duration) -> Withdrawal {
+        let hand_over = HandOver::new(target, timeout, None);
+        let mut keys = target.all_keys();
+        keys.push(hand_over.queue);
+        Withdrawal {
+            keys,
+            token: String::new(),
+            kept: String::new(),
+            leave: None,
+            wake_prefix: hand_over.wake_prefix,
+            reserve_ms: hand_over.reserve_ms,
+        }
+    }
+
     fn send(&self, con: &mut redis::Connection) -> redis::RedisResult<()> {
-        let (entry, prefix) = self.leave.clone().unwrap_or_default();
+        let (entry, listening) = self.leave.clone().unwrap_or_default();
         let _: i64 = WITHDRAW
             .eval(&self.keys)
             .arg(&self.token)
             .arg(entry)
-            .arg(prefix)
+            .arg(&self.wake_prefix)
+            .arg(self.reserve_ms)
+            .arg(if listening { "1" } else { "0" })
+            .arg(&self.kept)
             .query(con)?;
         Ok(())
     }
@@ -69,18 +99,13 @@ impl Redlock {
         pending: Pending<Vote>,
     ) {
         let granted = kept.is_some();
-        let mut keys: Vec<String> = target
-            .all_keys()
-            .into_iter()
-            .filter(|key| Some(key.as_str()) != kept)
-            .collect();
-        keys.push(target.queue());
         let withdrawal = Withdrawal {
-            keys,
             token: token.to_string(),
+            kept: kept.unwrap_or_default().to_string(),
             leave: waiter
                 .filter(|_| granted)
-                .map(|w| (w.entry.clone(), w.told_prefix(target))),
+                .map(|w| (w.entry.clone(), w.listening)),
+            ..Withdrawal::new(target, self.nodes.timeout())
         };
         let kept_index =
             kept.and_then(|kept| (0..target.width()).find(|&index| target.key(index) == kept));
@@ -123,12 +148,12 @@ impl Redlock {
         }
     }
 
-    /// A waiter that gives up leaves the queue on every server and stops its listeners.
+    /// A waiter that gives up leaves the queue on every server, stops its listeners, and passes
+    /// on any reservation a release left for it.
     pub(super) fn leave(&mut self, target: &Target, waiter: &Waiter) {
         let withdrawal = Withdrawal {
-            keys: vec![target.queue()],
-            token: String::new(),
-            leave: Some((waiter.entry.clone(), waiter.told_prefix(target))),
+            leave: Some((waiter.entry.clone(), waiter.listening)),
+            ..Withdrawal::new(target, self.nodes.timeout())
         };
         self.nodes.round(|con| withdrawal.send(con));
     }

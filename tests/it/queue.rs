@@ -107,7 +107,12 @@ fn a_crowd_of_waiters_leaves_nothing_on_any_server() {
     // The last section's release found nobody queued and deleted the key: no reservation
     // (`next:<waiter>`), no queue, nothing at all, the moment the last worker is gone.
     for server in &cluster.servers {
-        assert_eq!(keys(server), Vec::<String>::new(), "{}", server.url());
+        let left = keys(server);
+        let values: Vec<(Option<String>, i64)> = left
+            .iter()
+            .map(|key| (server.get(key), server.pttl(key)))
+            .collect();
+        assert_eq!(left, Vec::<String>::new(), "{}: {values:?}", server.url());
     }
     wait_for("every listener to close", Duration::from_secs(5), || {
         subscribers(&cluster) == 0

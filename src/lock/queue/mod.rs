@@ -25,6 +25,10 @@
 //!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
 //!    servers the round did not wait for. It also publishes `done` on its own channel, so that
 //!    its listeners stop at once rather than linger. A waiter that gives up leaves the same way.
+//!    A release that raced the win (it reached a server that had just refused the winner, while
+//!    the winner was still queued there) may have left a reservation naming it: leaving passes
+//!    any such reservation on to the next waiter, as a release would, so that nothing is kept
+//!    for a waiter that no longer waits.
 //!
 //! Why this is safe: the queue never grants anything. Every grant is still a SET (NX, or over a
 //! reservation naming the waiter) on a quorum of servers with validity left (attempt.rs). A
@@ -56,10 +60,13 @@ pub(crate) const BATCH_RESERVATION: &str = "readers";
 /// - `queue_join(queue, entry, stamp, lease)`: step 1; returns the rank. Reads the server's
 ///   clock, then writes: scripts call `redis.replicate_commands()` first for servers before
 ///   Redis 5.
-/// - `queue_leave(queue, entry, prefix)`: step 5; `prefix` empty when the waiter never listened.
+/// - `queue_leave(queue, entry, prefix, listening)`: step 5; `listening` is '1' when the waiter
+///   listens (its listeners are then told `done`).
 /// - `queue_claims(value, entry)`: step 4; whether the key's `value` is this waiter's.
 /// - `queue_hand_over(key, queue, prefix, reserve, own)`: step 3 for the freed `key`; `reserve`
 ///   0 means wake nobody and delete the key (a failed attempt's clean-up).
+/// - `queue_pass_on(key, queue, prefix, reserve, own)`: step 3 for a `key` that holds a
+///   reservation for `own`, which no longer waits (step 5).
 pub(super) fn lua() -> String {
     format!(
         r"
@@ -101,18 +108,22 @@ local function queue_hand_over(key, queue, prefix, reserve, own)
   end
   redis.call('del', key)
 end
+local function queue_pass_on(key, queue, prefix, reserve, own)
+  if redis.call('type', key).ok == 'string' and queue_claims(redis.call('get', key), own) then
+    queue_hand_over(key, queue, prefix, reserve, own)
+  end
+end
 ",
         mark_len = SHARED_MARK.len(),
         leave = LEAVE,
     )
 }
 
-/// Step 5 alone, for the clean-up that is sent with its source (`attempt::WITHDRAW`): the
-/// smaller the better behind a late request.
-pub(super) const LEAVE: &str = r"
-local function queue_leave(queue, entry, prefix)
+/// Step 5.
+const LEAVE: &str = r"
+local function queue_leave(queue, entry, prefix, listening)
   redis.call('zrem', queue, entry)
-  if prefix ~= '' then redis.call('publish', prefix .. entry, 'done') end
+  if listening == '1' then redis.call('publish', prefix .. entry, 'done') end
 end";
 
 /// How long a release keeps the lock for the waiter it woke: time for it to hear and answer
@@ -125,8 +136,8 @@ pub(crate) fn reservation(timeout: Duration) -> Duration {
 /// key (the freed key the first), and these are its last three arguments, in this order.
 pub(crate) struct HandOver {
     pub(crate) queue: String,
-    wake_prefix: String,
-    reserve_ms: u64,
+    pub(crate) wake_prefix: String,
+    pub(crate) reserve_ms: u64,
     own: String,
 }
 
@@ -157,6 +168,10 @@ impl HandOver {
 pub(super) const HAND_OVER_LAST_ARGS: &str =
     "queue_hand_over(KEYS[1], KEYS[2], ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV])";
 
+/// The same for `queue_pass_on`: what a release or keep does with a key it does not hold.
+pub(super) const PASS_ON_LAST_ARGS: &str =
+    "queue_pass_on(KEYS[1], KEYS[2], ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV])";
+
 /// A waiting acquire's place in the servers' queues.
 pub(crate) struct Waiter {
     /// Its entry in the queue and the end of its channel's name: a fresh token (random, then the
@@ -184,15 +199,6 @@ impl Waiter {
             // within half of it.
             lease: (longest_pause * 2 + timeout) * 2,
             listening: false,
-        }
-    }
-
-    /// The wake-up channel prefix to tell scripts, or empty when nobody listens.
-    pub(crate) fn told_prefix(&self, target: &Target) -> String {
-        if self.listening {
-            target.wake_prefix()
-        } else {
-            String::new()
         }
     }
 }
