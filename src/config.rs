@@ -54,7 +54,7 @@ impl Config {
             ));
         }
         let mut warnings = Vec::new();
-        if servers.len() % 2 == 0 {
+        if servers.len().is_multiple_of(2) {
             warnings.push(format!(
                 "{} servers is an even number; a quorum needs {}, so an odd number tolerates the same failures with one server fewer",
                 servers.len(),
@@ -168,7 +168,7 @@ impl Config {
     /// Checks that `ttl` leaves validity after the drift allowance and one full per-server
     /// timeout, the slowest an acquisition that counts can take.
     fn check_ttl(&self, ttl: Duration) -> anyhow::Result<()> {
-        if ttl.subsec_nanos() % 1_000_000 != 0 {
+        if !ttl.subsec_nanos().is_multiple_of(1_000_000) {
             return Err(usage(format!(
                 "--ttl {} is not a whole number of milliseconds; expected e.g. 1500ms",
                 humantime::format_duration(ttl)
