@@ -16,4 +16,5 @@ mod partial;
 mod queue;
 mod semaphore;
 mod sentinel;
+mod shared;
 pub mod waits;
