@@ -2,6 +2,7 @@
 
 mod groups;
 mod harness;
+mod interop;
 mod proxy;
 
 mod cli;
