@@ -1,4 +1,4 @@
-//! h. What `--fence` and `--limit` cost: one-shot acquires of each kind, interleaved run by run
+//! h. What `--fence`, `--limit` and `--shared` cost: one-shot acquires of each kind, interleaved run by run
 //! (in a rotating order) so that the machine's drift and load affect them alike, next to a plain
 //! acquire.
 
@@ -6,7 +6,7 @@ use super::{Bench, Report};
 use std::time::{Duration, Instant};
 
 /// The kinds of acquire compared, by their extra arguments.
-const KINDS: [(&str, &[&str]); 4] = [
+const KINDS: [(&str, &[&str]); 5] = [
     ("redlock acquire (plain)", &[]),
     ("acquire --fence  vs plain", &["--fence"]),
     ("acquire --limit 3  vs plain", &["--limit", "3"]),
@@ -14,6 +14,7 @@ const KINDS: [(&str, &[&str]); 4] = [
         "acquire --limit 3 --fence vs plain",
         &["--limit", "3", "--fence"],
     ),
+    ("acquire --shared  vs plain", &["--shared"]),
 ];
 
 impl Bench {
@@ -39,9 +40,12 @@ impl Bench {
                         return;
                     }
                 };
-                // A semaphore slot is released through the semaphore, which finds it.
+                // A semaphore slot is released through the semaphore, which finds it; a shared
+                // holder leaves as one.
                 let limit: &[&str] = if extra.contains(&"--limit") {
                     &["--limit", "3"]
+                } else if extra.contains(&"--shared") {
+                    &["--shared"]
                 } else {
                     &[]
                 };
@@ -58,7 +62,9 @@ impl Bench {
                 }
             }
         }
-        report.section("h. what --fence and --limit cost, one-shot acquire (median [p10–p90])");
+        report.section(
+            "h. what --fence, --limit and --shared cost, one-shot acquire (median [p10–p90])",
+        );
         report.row(KINDS[0].0, &times[0], None, "");
         for (kind, (name, _)) in KINDS.iter().enumerate().skip(1) {
             report.row(name, &times[kind], Some(&times[0]), "");

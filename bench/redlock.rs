@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 mod redis_server;
 use redis_server::Redis;
 mod grants;
+mod mixed;
 
 const REDLOCK: &str = env!("CARGO_BIN_EXE_redlock");
 const SERVERS: usize = 5;
@@ -68,6 +69,8 @@ fn main() {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
         bench.part_f(&mut report, &servers, crowds, if smoke { 16 } else { 320 });
         bench.part_g(&mut report, if smoke { 8 } else { 64 });
+        let (mix, mixed_sections) = if smoke { ((6, 2), 24) } else { ((60, 4), 320) };
+        bench.part_i(&mut report, mix, mixed_sections);
     }
     print!("{}", report.text);
     drop(servers);
@@ -686,7 +689,7 @@ fn percentile(times: &[Duration], p: f64) -> Duration {
     sorted[index]
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 

@@ -119,7 +119,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__acquire)
-            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --json --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --shared --json --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -201,7 +201,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__exec)
-            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --kill-after --hold-at-least --max-runtime --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --shared --kill-after --hold-at-least --max-runtime --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -295,7 +295,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__extend)
-            opts="-s -v -q -h -V --token --ttl --json --limit --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --token --ttl --json --limit --shared --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -527,7 +527,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__release)
-            opts="-s -v -q -h -V --token --force --limit --hold-at-least --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --token --force --limit --shared --hold-at-least --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -593,7 +593,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__status)
-            opts="-s -v -q -h -V --json --limit --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --json --limit --shared --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

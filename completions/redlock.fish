@@ -62,6 +62,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d '
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence) instead of the token'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -82,6 +83,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d '
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if there was nothing. Deliberately has no environment variable: it must be typed each time'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`): it leaves the shared holders, and the last one to leave frees the lock'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -101,6 +103,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'P
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -118,6 +121,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'P
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print JSON for programs'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l shared -d 'Accepted so that one set of options fits every subcommand: status always shows whether NAME is held exclusively or shared, and by whom'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -142,6 +146,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Pri
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'

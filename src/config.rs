@@ -78,18 +78,26 @@ impl Config {
         lock
     }
 
-    /// The lock `name` names: a mutex, or with `limit` a semaphore of that many slots, whose
-    /// grants also get a fencing number with `fence`. The name is checked first.
+    /// The lock `name` names: a mutex (taken `shared` or exclusively), or with `limit` a
+    /// semaphore of that many slots, whose grants also get a fencing number with `fence`. The
+    /// name is checked first.
     pub(crate) fn target(
         &self,
         name: &str,
         limit: Option<usize>,
         fence: bool,
+        shared: bool,
     ) -> anyhow::Result<Target> {
         check_name(name)?;
-        let kind = match limit {
-            Some(slots) => Kind::Semaphore { slots },
-            None => Kind::Mutex,
+        let kind = match (limit, shared) {
+            (Some(_), true) => {
+                return Err(usage(
+                    "--shared and --limit do not go together: a semaphore's holders already share it, N at a time; expected one or the other",
+                ))
+            }
+            (Some(slots), false) => Kind::Semaphore { slots },
+            (None, true) => Kind::Shared,
+            (None, false) => Kind::Mutex,
         };
         Ok(Target::new(
             name,
@@ -107,7 +115,7 @@ impl Config {
         take: &TakeArgs,
         renewed_by: Option<Duration>,
     ) -> anyhow::Result<(Target, Option<Schedule>)> {
-        let target = self.target(&take.name, take.limit, take.fence)?;
+        let target = self.target(&take.name, take.limit, take.fence, take.shared)?;
         self.check_ttl(take.ttl)?;
         let schedule = renewed_by.map(|kill_after| Schedule {
             ttl: take.ttl,
@@ -131,7 +139,8 @@ impl Config {
     /// which counts from the acquisition time the token carries: a token that carries none is a
     /// usage error with nothing half-done).
     pub(crate) fn release(&self, args: &ReleaseArgs) -> anyhow::Result<(Target, Option<Hold>)> {
-        let target = self.target(&args.name, args.limit, false)?;
+        let target = self.target(&args.name, args.limit, false, args.shared)?;
+        check_hold(&target, args.hold_at_least)?;
         let hold = match (args.hold_at_least, args.token.as_deref()) {
             (Some(at_least), Some(token)) => {
                 let Some(holder) = crate::token::holder(token) else {
@@ -153,7 +162,7 @@ impl Config {
 
     /// What `extend` is asked to renew: a holder's token, with a TTL that leaves validity.
     pub(crate) fn extension(&self, args: &ExtendArgs) -> anyhow::Result<Target> {
-        let target = self.target(&args.name, args.limit, false)?;
+        let target = self.target(&args.name, args.limit, false, args.shared)?;
         self.check_ttl(args.ttl)?;
         if crate::token::holder(&args.token).is_some_and(|holder| holder.kept.is_some()) {
             // A kept lock ends when its hold does: stretching it would defeat the bound that
@@ -185,6 +194,17 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// `--hold-at-least` keeps a lock's key after its run; a shared holder has no key of its own to
+/// keep, and keeping the shared mark would keep every other holder's share too.
+pub(crate) fn check_hold(target: &Target, hold: Option<Duration>) -> anyhow::Result<()> {
+    if target.is_shared() && hold.is_some() {
+        return Err(usage(
+            "--hold-at-least does not go with --shared: a shared holder has no key of its own to keep; expected one or the other",
+        ));
+    }
+    Ok(())
 }
 
 /// A lock name: not empty, not too long, and without control characters, so that no lock's key
@@ -327,7 +347,7 @@ mod tests {
         let config = Config::from_args(&args(&[])).unwrap();
         let key = |name: &str| {
             config
-                .target(name, None, false)
+                .target(name, None, false, false)
                 .map(|target| target.keys.lock().to_string())
         };
         assert_eq!(key("job").unwrap(), "redlock:job");
@@ -352,7 +372,7 @@ mod tests {
                 ]
             ) {
                 let config = Config::from_args(&args(&[])).unwrap();
-                match config.target(&name, None, false) {
+                match config.target(&name, None, false, false) {
                     Ok(target) => {
                         prop_assert_eq!(target.keys.lock(), format!("redlock:{name}"));
                         prop_assert!(!name.is_empty() && name.len() <= MAX_NAME_BYTES);

@@ -95,7 +95,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
         commands: &["release", "extend", "status"],
     },
     Row {

@@ -111,6 +111,10 @@ pub(crate) fn release(
                 args.name
             ),
         )),
+        Err(err @ LockError::OtherMode { .. }) => Err(exit::fail(
+            Outcome::Negative,
+            format!("lock '{}' was not released: {err}", args.name),
+        )),
         Err(LockError::NotHeld { acted, .. }) => Err(exit::fail(
             Outcome::Negative,
             format!(
@@ -143,7 +147,11 @@ fn force_release(
         let mut out = std::io::stdout().lock();
         for state in &states {
             match &state.state {
-                Ok(found @ (KeyState::Present { .. } | KeyState::Foreign { .. })) => {
+                Ok(
+                    found @ (KeyState::Present { .. }
+                    | KeyState::Foreign { .. }
+                    | KeyState::Shared { .. }),
+                ) => {
                     removed += 1;
                     answered += 1;
                     let holder = found.holder().unwrap_or_default();
@@ -193,7 +201,7 @@ pub(crate) fn extend(
     let target = config.extension(args)?;
     let mut lock = config.redlock(reporter);
     let held = lock.find_key(&target, &args.token);
-    match held.and_then(|key| Ok((lock.extend(&key, &args.token, args.ttl)?, key))) {
+    match held.and_then(|key| Ok((lock.extend(&target, &key, &args.token, args.ttl)?, key))) {
         Ok((held, key)) => {
             reporter.emit(&Event::Renewed {
                 name: &args.name,
@@ -227,6 +235,10 @@ pub(crate) fn extend(
                 "lock '{}' is not held by this token; nothing was extended",
                 args.name
             ),
+        )),
+        Err(err @ LockError::OtherMode { .. }) => Err(exit::fail(
+            Outcome::Negative,
+            format!("lock '{}' was not extended: {err}", args.name),
         )),
         Err(LockError::NotHeld { acted, undone }) => Err(exit::fail(
             Outcome::Negative,

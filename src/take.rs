@@ -101,6 +101,8 @@ fn refusal(target: &Target, take: &TakeArgs, err: LockError, reporter: Reporter)
             Outcome::Signal(signal),
             format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
         ),
-        LockError::NotHeld { .. } => exit::fail(Outcome::Software, format!("lock '{name}': {err}")),
+        LockError::NotHeld { .. } | LockError::OtherMode { .. } => {
+            exit::fail(Outcome::Software, format!("lock '{name}': {err}"))
+        }
     }
 }

@@ -49,7 +49,8 @@ const FLOCK: &[(&[&str], &str)] = &[
 
 /// What flock's `-s` (a shared lock) becomes. Its `-s` only reaches `shared_lock` below: redlock's
 /// `-s` names a server, so clap takes what follows it for a URL.
-const SHARED: &str = "redlock has no shared lock (--limit N lets N holders in at once)";
+const SHARED: &str =
+    "a shared lock is --shared, after the subcommand: redlock exec NAME --shared -- COMMAND";
 
 /// The parsed command line, or the status the run ends with (having printed why).
 pub(crate) fn parse() -> Result<Cli, ExitCode> {
@@ -247,7 +248,7 @@ mod tests {
                 message.contains("not flock's shared lock"),
                 "{line}: {message}"
             );
-            assert!(message.contains("--limit N"), "{line}: {message}");
+            assert!(message.contains("--shared"), "{line}: {message}");
         }
         assert!(says("exec -s job -- true").contains("found 'job';"));
         assert!(says("exec job -s -- true").contains("found nothing;"));

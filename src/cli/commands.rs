@@ -58,7 +58,19 @@ pub(crate) struct TakeArgs {
     /// semaphore must give the same N; the mutex NAME is a different lock
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
+
+    /// Take NAME shared, as flock -s does: any number of shared holders at once, none while an
+    /// exclusive holder has it, and none who arrive after an exclusive waiter (exec's command
+    /// sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and
+    /// no new one is taken
+    #[arg(long, env = SHARING, help_heading = LOCK)]
+    pub(crate) shared: bool,
 }
+
+/// The environment variable of `--shared`. Not REDLOCK_SHARED, which `exec --shared` gives its
+/// command: a `redlock` that command runs for another lock must not become shared by inheriting
+/// it.
+const SHARING: &str = "REDLOCK_SHARING";
 
 #[derive(Args, Debug)]
 pub(crate) struct AcquireArgs {
@@ -97,6 +109,11 @@ pub(crate) struct ReleaseArgs {
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
+    /// TOKEN is a shared holder's (`acquire --shared`): it leaves the shared holders, and the
+    /// last one to leave frees the lock
+    #[arg(long, env = SHARING, help_heading = LOCK)]
+    pub(crate) shared: bool,
+
     /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
     /// key then expires on its own. The acquisition time is the one in the token, from the
     /// acquiring host's wall clock. Released at once if DUR has already passed
@@ -124,6 +141,10 @@ pub(crate) struct ExtendArgs {
     /// NAME is a semaphore of N slots: extend the slot TOKEN holds
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
+
+    /// TOKEN is a shared holder's (`acquire --shared`)
+    #[arg(long, env = SHARING, help_heading = LOCK)]
+    pub(crate) shared: bool,
 }
 
 #[derive(Args, Debug)]
@@ -138,6 +159,11 @@ pub(crate) struct StatusArgs {
     /// NAME is a semaphore of N slots: show each slot's holder and TTL
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
+
+    /// Accepted so that one set of options fits every subcommand: status always shows whether
+    /// NAME is held exclusively or shared, and by whom
+    #[arg(long, env = SHARING, help_heading = LOCK)]
+    pub(crate) shared: bool,
 }
 
 #[derive(Args, Debug)]

@@ -34,8 +34,16 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let take = &args.take;
     let (target, schedule) = config.take(take, Some(args.kill_after))?;
     let schedule = schedule.expect("exec's take has a renewal schedule");
+    crate::config::check_hold(&target, args.hold_at_least)?;
     let mut lock = config.redlock(reporter);
-    if is_reentry(&mut lock, &target) {
+    if let Some(outer_shared) = enclosing(&mut lock, &target) {
+        if outer_shared && !target.is_shared() {
+            // Two shared holders that both try this would each wait for the other forever.
+            return Err(exit::usage(format!(
+                "lock '{}' is held shared by the enclosing redlock exec; an exclusive exec inside it would wait for its own share (an upgrade, which deadlocks two holders that both try it): take it exclusively in the outer exec, or add --shared here",
+                take.name
+            )));
+        }
         if take.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
             // The outer exec holds the lock without a fence; inventing one here would not be
             // the grant's, and running without one would ignore --fence.
@@ -70,14 +78,16 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
 
     let fence = held.fence.map(|fence| fence.to_string());
     let slot = held.slot.map(|slot| slot.to_string());
-    // An outer exec's REDLOCK_FENCE belongs to another lock: the command must not mistake it
-    // for this lock's, so it is removed when this grant has none.
+    // An outer exec's REDLOCK_FENCE (or REDLOCK_SLOT, REDLOCK_SHARED) belongs to another lock:
+    // the command must not mistake it for this lock's, so it is removed when this grant has
+    // none.
     let env = [
         ("REDLOCK_NAME", Some(take.name.as_str())),
         ("REDLOCK_KEY", Some(key.as_str())),
         ("REDLOCK_TOKEN", Some(held.token.as_str())),
         ("REDLOCK_FENCE", fence.as_deref()),
         ("REDLOCK_SLOT", slot.as_deref()),
+        ("REDLOCK_SHARED", target.is_shared().then_some("1")),
     ];
     let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
         Ok(command) => command,
@@ -99,7 +109,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let renewer = config.redlock(reporter);
     let watchdog = Watchdog::start(
         renewer,
-        key.clone(),
+        (target.clone(), key.clone()),
         held.clone(),
         schedule,
         events,
@@ -321,21 +331,18 @@ fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
 
 /// Re-entry: we run inside a command that already holds this lock (`REDLOCK_KEY` and
 /// `REDLOCK_TOKEN` from an outer `redlock exec`, a key of this target: the lock's, or one of
-/// this semaphore's slots), and the servers confirm the token holds it.
-fn is_reentry(lock: &mut Redlock, target: &Target) -> bool {
+/// this semaphore's slots), and the servers confirm the token holds it. `Some(true)` when the
+/// outer exec holds it shared, `Some(false)` when exclusively.
+fn enclosing(lock: &mut Redlock, target: &Target) -> Option<bool> {
     let inherited = |name| std::env::var(name).ok();
-    let (Some(outer_key), Some(token)) = (inherited("REDLOCK_KEY"), inherited("REDLOCK_TOKEN"))
-    else {
-        return false;
-    };
-    let Some(index) = target.index_of(&outer_key) else {
-        return false;
-    };
+    let (outer_key, token) = (inherited("REDLOCK_KEY")?, inherited("REDLOCK_TOKEN")?);
+    let index = target.index_of(&outer_key)?;
     let inspection = lock.inspect(target);
-    matches!(
-        lock::holding(&inspection.keys[index], inspection.started),
-        Holding::Held { token: holder, .. } if holder == token
-    )
+    match lock::holding(&inspection.keys[index], inspection.started) {
+        Holding::Held { token: holder, .. } if holder == token => Some(false),
+        Holding::Shared { readers, .. } if readers.iter().any(|r| r.token == token) => Some(true),
+        _ => None,
+    }
 }
 
 /// The outer `redlock exec` renews and releases; we simply become the command, so its signals

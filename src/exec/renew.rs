@@ -7,7 +7,7 @@
 //! the command.
 
 use crate::clock::BootInstant;
-use crate::lock::{jitter, Held, LockError, Redlock};
+use crate::lock::{jitter, Held, LockError, Redlock, Target};
 use crate::schedule::Schedule;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -38,7 +38,7 @@ impl Watchdog {
     /// Starts renewing `held` on `schedule`. Reports go through `report`, wrapped by `wrap`.
     pub(crate) fn start<E: Send + 'static>(
         lock: Redlock,
-        key: String,
+        (target, key): (Target, String),
         held: Held,
         schedule: Schedule,
         report: Sender<E>,
@@ -50,6 +50,7 @@ impl Watchdog {
             .spawn(move || {
                 let mut renewal = Renewal {
                     lock,
+                    target,
                     key,
                     held,
                     schedule,
@@ -81,6 +82,7 @@ impl Watchdog {
 
 struct Renewal {
     lock: Redlock,
+    target: Target,
     key: String,
     held: Held,
     schedule: Schedule,
@@ -111,13 +113,13 @@ impl Renewal {
             }
             match self
                 .lock
-                .extend(&self.key, &self.held.token, self.schedule.ttl)
+                .extend(&self.target, &self.key, &self.held.token, self.schedule.ttl)
             {
                 Ok(held) => {
                     self.held = held.clone();
                     return Some(Report::Renewed(held));
                 }
-                Err(LockError::NotHeld { .. }) => {
+                Err(LockError::NotHeld { .. } | LockError::OtherMode { .. }) => {
                     return Some(self.lost(
                         "the key was deleted or taken over by another token on a quorum of servers",
                     ));

@@ -267,6 +267,13 @@ const GIVEN: &[Variable] = &[
                   --limit)",
         commands: &["exec"],
     },
+    Variable {
+        name: "REDLOCK_SHARED",
+        meaning: "with --shared: 1, the command holds a share of the lock; an exclusive redlock \
+                  exec of the same lock inside it is refused (an outer exec's is removed \
+                  without --shared)",
+        commands: &["exec"],
+    },
 ];
 
 #[cfg(test)]

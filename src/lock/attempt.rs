@@ -38,6 +38,7 @@ use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
 use super::script::Lua;
+use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
 use super::{Held, LockError, Redlock};
@@ -107,6 +108,7 @@ return {0, value, pttl, rank, kind, 0}"
 }
 
 static ACQUIRE: Lua = Lua::new(acquire_source);
+static ACQUIRE_SHARED: Lua = Lua::new(shared::acquire_source);
 
 impl Redlock {
     /// One attempt at `target` with `token` (see the module comment). Also returns what the
@@ -122,6 +124,9 @@ impl Redlock {
         let order = candidate_order(target.width());
         let candidates: Vec<String> = order.iter().map(|&i| target.key(i)).collect();
         let mut script_keys = candidates.clone();
+        if target.is_shared() {
+            script_keys.push(target.readers());
+        }
         if target.fence {
             script_keys.extend(candidates.iter().map(|key| keys::fence(key)));
         }
@@ -139,8 +144,13 @@ impl Redlock {
                 None => Default::default(),
             };
             let hand_over = HandOver::new(target, self.nodes.timeout(), None);
+            let script = if target.is_shared() {
+                &ACQUIRE_SHARED
+            } else {
+                &ACQUIRE
+            };
             Arc::new(move |con| {
-                let mut invocation = ACQUIRE.script().prepare_invoke();
+                let mut invocation = script.script().prepare_invoke();
                 for key in &script_keys {
                     invocation.key(key);
                 }
@@ -205,6 +215,11 @@ impl Redlock {
             validity,
             |vote| match (vote.won, target.kind) {
                 (Some(_), Kind::Mutex) => ("set".into(), true),
+                (Some(_), Kind::Shared) => ("joined the shared holders".into(), true),
+                (None, Kind::Shared) => (
+                    "refused (held exclusively, or a writer waits)".into(),
+                    false,
+                ),
                 (Some(index), Kind::Semaphore { .. }) => {
                     (format!("set slot {index}"), Some(index) == winner)
                 }
@@ -220,7 +235,20 @@ impl Redlock {
                     slot: target.slot(index),
                     ..granted
                 };
-                if target.fence {
+                if target.fence && target.is_shared() {
+                    // A shared holder sees the current fence and raises none (shared.rs).
+                    let current = replies
+                        .iter()
+                        .filter_map(|reply| match &reply.result {
+                            Ok(vote) if vote.won == Some(index) => Some(vote.counter),
+                            _ => None,
+                        })
+                        .max();
+                    Ok(Held {
+                        fence: current,
+                        ..held
+                    })
+                } else if target.fence {
                     // The counters of the servers that granted before the round was decided:
                     // a quorum, which is all the register needs (fence.rs).
                     let counters: Vec<Option<u64>> = replies

@@ -1,23 +1,28 @@
-//! What a holder does with its token: release and extend. Both compare the token on every
-//! server, and say truthfully what they did when the token holds the lock on only some of them.
+//! What a holder does with its token: release and extend, exclusive or shared (shared.rs has
+//! the shared scripts). Both compare the token on every server, say truthfully what they did
+//! when the token holds the lock on only some of them, and touch nothing when it holds the lock
+//! in the other mode.
 
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
 use super::script::Lua;
+use super::shared;
 use super::target::Target;
 use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// Releases KEYS[1] only if it holds our token (ARGV[1]): hands it to the next waiter in the
-/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours; a key
-/// that is not ours but reserved for this process's own entry (a release that raced its win)
-/// is passed on to the next waiter.
+/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours, 2
+/// when the token is a shared holder of it (KEYS[3] the readers; nothing is touched); a key that
+/// is not ours but reserved for this process's own entry (a release that raced its win) is
+/// passed on to the next waiter.
 fn release_source() -> String {
     format!(
         "{}
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
+  if redis.call('zscore', KEYS[3], ARGV[1]) then return 2 end
   {}
   return 0
 end
@@ -34,11 +39,15 @@ static RELEASE: Lua = Lua::new(release_source);
 /// Sets a new TTL only if the key holds our token. It never re-creates a missing key: a lock
 /// that expired has had a gap in which someone else may have held it. Returns {1, expiry before,
 /// expiry now} (milliseconds on the server's clock, -1 for none) so that a failed extension can
-/// be undone, or {0, 0, 0}. TIME is read after the write: scripts on servers before Redis 5 may
+/// be undone, {2, 0, 0} when the token is a shared holder (KEYS[2] the readers; nothing is
+/// touched), or {0, 0, 0}. TIME is read after the write: scripts on servers before Redis 5 may
 /// not write after reading the clock.
 static EXTEND: Lua = Lua::new(|| {
     r"
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return {0, 0, 0} end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then
+  if redis.call('zscore', KEYS[2], ARGV[1]) then return {2, 0, 0} end
+  return {0, 0, 0}
+end
 local left = redis.call('pttl', KEYS[1])
 redis.call('pexpire', KEYS[1], ARGV[2])
 local t = redis.call('time')
@@ -70,6 +79,62 @@ return 1"
         .into()
 });
 
+static RELEASE_SHARED: Lua = Lua::new(shared::release_source);
+static EXTEND_SHARED: Lua = Lua::new(shared::extend_source);
+static RESTORE_SHARED: Lua = Lua::new(shared::restore_source);
+
+/// One server's answer to a release or an extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer<T> {
+    Done(T),
+    NotOurs,
+    /// The token holds the lock here, in the other mode (shared for an exclusive request, or
+    /// the reverse).
+    OtherMode,
+}
+
+impl<T> Answer<T> {
+    fn from_code(code: i64, done: T) -> Answer<T> {
+        match code {
+            1 => Answer::Done(done),
+            2 => Answer::OtherMode,
+            _ => Answer::NotOurs,
+        }
+    }
+
+    fn done(&self) -> bool {
+        matches!(self, Answer::Done(_))
+    }
+
+    fn describe(&self, done: &str) -> (String, bool) {
+        match self {
+            Answer::Done(_) => (done.into(), true),
+            Answer::NotOurs => ("not held by this token".into(), false),
+            Answer::OtherMode => ("held by this token in the other mode".into(), false),
+        }
+    }
+}
+
+/// A refusal on a quorum: `NotHeld`, or `OtherMode` when the servers that refused show the token
+/// holding the lock in the other mode (and none did what was asked).
+fn refused<T>(
+    replies: &[Reply<Answer<T>>],
+    acted: usize,
+    undone: usize,
+    target: &Target,
+) -> LockError {
+    let other = replies
+        .iter()
+        .any(|reply| matches!(reply.result, Ok(Answer::OtherMode)));
+    if other && acted == 0 {
+        LockError::OtherMode {
+            holds_shared: !target.is_shared(),
+        }
+    } else {
+        LockError::NotHeld { acted, undone }
+    }
+}
+
 /// Result of a release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Released {
@@ -88,35 +153,35 @@ impl Redlock {
         token: &str,
     ) -> Result<Released, LockError> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
+        let script = if target.is_shared() {
+            &RELEASE_SHARED
+        } else {
+            &RELEASE
+        };
+        let readers = target.readers();
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = RELEASE.script().key(key);
-            invocation.key(&hand_over.queue).arg(token);
-            let deleted: i64 = hand_over.args(&mut invocation).invoke(con)?;
-            Ok(deleted == 1)
+            let mut invocation = script.script().key(key);
+            invocation.key(&hand_over.queue).key(&readers).arg(token);
+            let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
+            Ok(Answer::from_code(code, ()))
         });
-        self.observe("release", key, &replies, started, None, |deleted| {
-            (
-                if *deleted {
-                    "deleted"
-                } else {
-                    "not held by this token"
-                }
-                .into(),
-                *deleted,
-            )
+        let done = if target.is_shared() {
+            "left"
+        } else {
+            "deleted"
+        };
+        self.observe("release", key, &replies, started, None, |answer| {
+            answer.describe(done)
         });
-        let outcome = tally(&replies, |deleted| *deleted);
+        let outcome = tally(&replies, Answer::done);
         let failures = self.failures(&replies);
         match outcome.verdict(self.nodes.len()) {
             Verdict::Yes => Ok(Released {
                 deleted: outcome.yes,
                 failures,
             }),
-            Verdict::No => Err(LockError::NotHeld {
-                acted: outcome.yes,
-                undone: 0,
-            }),
+            Verdict::No => Err(refused(&replies, outcome.yes, 0, target)),
             Verdict::Unknown => {
                 let did = format!("deleted on {}", outcome.yes);
                 Err(self.undecided(&replies, &outcome, &did))
@@ -130,35 +195,35 @@ impl Redlock {
     /// success leaves no longer TTL behind than the holder had (see `restore`).
     pub(crate) fn extend(
         &mut self,
+        target: &Target,
         key: &str,
         token: &str,
         ttl: Duration,
     ) -> Result<Held, LockError> {
         let ttl_ms = ttl.as_millis() as u64;
+        let script = if target.is_shared() {
+            &EXTEND_SHARED
+        } else {
+            &EXTEND
+        };
+        let readers = target.readers();
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let (extended, before, set): (i64, i64, i64) = EXTEND
+            let (code, before, set): (i64, i64, i64) = script
                 .script()
                 .key(key)
+                .key(&readers)
                 .arg(token)
                 .arg(ttl_ms)
                 .invoke(con)?;
-            Ok((extended == 1).then_some(Extended { before, set }))
+            Ok(Answer::from_code(code, Extended { before, set }))
         });
-        let outcome = tally(&replies, Option::is_some);
+        let outcome = tally(&replies, Answer::done);
         let validity = outcome
             .quorum_reached_at(self.quorum())
             .and_then(|at| quorum::validity(ttl, at.since(started)));
-        self.observe("extend", key, &replies, started, validity, |extended| {
-            (
-                if extended.is_some() {
-                    "extended"
-                } else {
-                    "not held by this token"
-                }
-                .into(),
-                extended.is_some(),
-            )
+        self.observe("extend", key, &replies, started, validity, |answer| {
+            answer.describe("extended")
         });
         let verdict = outcome.verdict(self.nodes.len());
         if let (Verdict::Yes, Some(validity)) = (&verdict, validity) {
@@ -170,13 +235,10 @@ impl Redlock {
                 outcome.yes,
             ));
         }
-        let undone = self.restore(key, token, &replies);
+        let undone = self.restore(target, key, token, &replies);
         let did = format!("extended on {} (put back on {undone})", outcome.yes);
         Err(match verdict {
-            Verdict::No => LockError::NotHeld {
-                acted: outcome.yes,
-                undone,
-            },
+            Verdict::No => refused(&replies, outcome.yes, undone, target),
             Verdict::Yes => LockError::Unavailable {
                 detail: format!(
                     "the servers took longer than the {ttl_ms} ms ttl to answer; {did} of {} servers",
@@ -198,18 +260,31 @@ impl Redlock {
     /// alone. Where the restore does not get through, the key keeps what the extension set, as
     /// it did before this existed: never worse. One server at a time, since each has its own
     /// values; they all just answered, so this is quick. Returns on how many servers it did.
-    fn restore(&mut self, key: &str, token: &str, replies: &[Reply<Option<Extended>>]) -> usize {
+    fn restore(
+        &mut self,
+        target: &Target,
+        key: &str,
+        token: &str,
+        replies: &[Reply<Answer<Extended>>],
+    ) -> usize {
+        let script = if target.is_shared() {
+            &RESTORE_SHARED
+        } else {
+            &RESTORE
+        };
+        let readers = target.readers();
         let mut undone = 0;
         for (index, reply) in replies.iter().enumerate() {
-            let Ok(Some(extended)) = &reply.result else {
+            let Ok(Answer::Done(extended)) = &reply.result else {
                 continue;
             };
-            let mut target = vec![false; replies.len()];
-            target[index] = true;
-            let replies = self.nodes.round_on(&target, |con| {
-                let restored: i64 = RESTORE
+            let mut only = vec![false; replies.len()];
+            only[index] = true;
+            let replies = self.nodes.round_on(&only, |con| {
+                let restored: i64 = script
                     .script()
                     .key(key)
+                    .key(&readers)
                     .arg(token)
                     .arg(extended.set)
                     .arg(extended.before)
@@ -257,6 +332,7 @@ impl Redlock {
 
 /// What one server's successful extension replaced, as expiry times in milliseconds on that
 /// server's own clock; `before` is -1 when the key had no expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Extended {
     before: i64,
     set: i64,

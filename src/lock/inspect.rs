@@ -11,14 +11,16 @@ use super::verdict::{describe_state, key_state, KeyState, ServerState};
 use super::{LockError, Redlock};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-/// KEYS: the target's keys, then its queue. Returns, in one round trip, each key's type, value
-/// (strings only) and PTTL, and the first `MAX_WAITERS` entries of the queue with their scores.
+/// KEYS: the target's keys, its readers (shared.rs), then its queue. Returns, in one round
+/// trip, each key's type, value (strings only) and PTTL, the first `MAX_WAITERS` entries of the
+/// queue with their scores, and the live shared holders with their remaining TTL in ms.
 static INSPECT: Lua = Lua::new(|| {
     format!(
         r"
 local keys = {{}}
-for i = 1, #KEYS - 1 do
+for i = 1, #KEYS - 2 do
   local kind = redis.call('type', KEYS[i]).ok
   local value = false
   if kind == 'string' then value = redis.call('get', KEYS[i]) end
@@ -26,13 +28,37 @@ for i = 1, #KEYS - 1 do
 end
 local waiting = redis.pcall('zrange', KEYS[#KEYS], 0, {last}, 'WITHSCORES')
 if type(waiting) ~= 'table' or waiting.err then waiting = {{}} end
-return {{keys, waiting}}",
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local readers = {{}}
+local found = redis.pcall('zrangebyscore', KEYS[#KEYS - 1], '(' .. now, '+inf', 'WITHSCORES')
+if type(found) == 'table' and not found.err then
+  for i = 1, #found, 2 do readers[#readers + 1] = {{found[i], tonumber(found[i + 1]) - now}} end
+end
+return {{keys, waiting, readers}}",
         last = MAX_WAITERS - 1
     )
 });
 
-/// Removes KEYS[1] whatever its value (`release --force`), handing it to the next waiter of the
-/// queue KEYS[2] like a release. Returns {removed, value (strings only), type}.
+/// The live shared holders of each set of readers in KEYS, with their remaining TTL in ms.
+static READERS: Lua = Lua::new(|| {
+    r"
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local out = {}
+for k = 1, #KEYS do
+  local found = redis.call('zrangebyscore', KEYS[k], '(' .. now, '+inf', 'WITHSCORES')
+  local readers = {}
+  for i = 1, #found, 2 do readers[#readers + 1] = {found[i], tonumber(found[i + 1]) - now} end
+  out[k] = readers
+end
+return out"
+        .into()
+});
+
+/// Removes KEYS[1] whatever its value (`release --force`), and its shared holders (KEYS[3]),
+/// handing it to the next waiter of the queue KEYS[2] like a release. Returns {removed, value
+/// (strings only), type}.
 fn force_release_source() -> String {
     format!(
         "{}
@@ -40,6 +66,7 @@ local kind = redis.call('type', KEYS[1]).ok
 local value = false
 if kind == 'string' then value = redis.call('get', KEYS[1]) end
 local removed = redis.call('exists', KEYS[1])
+redis.call('del', KEYS[3])
 if removed == 1 then {} end
 return {{removed, value, kind}}",
         queue::lua(),
@@ -83,10 +110,11 @@ impl Redlock {
     /// next waiter. Returns what each server removed.
     pub(crate) fn force_release(&mut self, target: &Target, key: &str) -> Vec<ServerState> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), None);
+        let readers = keys::readers(key);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let mut invocation = FORCE_RELEASE.script().key(key);
-            invocation.key(&hand_over.queue);
+            invocation.key(&hand_over.queue).key(&readers);
             let (removed, value, kind): (i64, Option<String>, String) =
                 hand_over.args(&mut invocation).invoke(con)?;
             Ok(if removed == 1 {
@@ -109,9 +137,14 @@ impl Redlock {
     /// What every server knows about each of `target`'s keys, and who waits for it.
     pub(crate) fn inspect(&mut self, target: &Target) -> Inspection {
         let mut script_keys = target.all_keys();
+        script_keys.push(target.readers());
         script_keys.push(target.queue());
         let started = BootInstant::now();
-        type Found = (Vec<(String, Option<String>, i64)>, Vec<String>);
+        type Found = (
+            Vec<(String, Option<String>, i64)>,
+            Vec<String>,
+            Vec<(String, i64)>,
+        );
         let replies = self.nodes.round(|con| {
             let mut invocation = INSPECT.script().prepare_invoke();
             for key in &script_keys {
@@ -126,7 +159,7 @@ impl Redlock {
             &replies,
             started,
             None,
-            |(found, _)| {
+            |(found, _, _)| {
                 let held = found.iter().filter(|(kind, _, _)| kind != "none").count();
                 match found.len() {
                     1 => (if held == 1 { "held" } else { "absent" }.into(), held == 1),
@@ -135,7 +168,7 @@ impl Redlock {
             },
         );
         let mut waiters: BTreeMap<String, Waiting> = BTreeMap::new();
-        for (_, entries) in replies
+        for (_, entries, _) in replies
             .iter()
             .filter_map(|reply| reply.result.as_ref().ok())
         {
@@ -164,11 +197,12 @@ impl Redlock {
                         server: server.display.clone(),
                         master: reply.result.is_ok().then(|| server.master()).flatten(),
                         state: match &reply.result {
-                            Ok((found, _)) => Ok(found
-                                .get(index)
-                                .map_or(KeyState::Absent, |(kind, value, pttl)| {
-                                    key_state(kind, value.clone(), *pttl)
-                                })),
+                            Ok((found, _, readers)) => Ok(found.get(index).map_or(
+                                KeyState::Absent,
+                                |(kind, value, pttl)| {
+                                    with_readers(key_state(kind, value.clone(), *pttl), readers)
+                                },
+                            )),
                             Err(err) => Err(err.clone()),
                         },
                         latency: reply.latency,
@@ -265,9 +299,25 @@ impl Redlock {
                             get.arg(key);
                         }
                         let values: Vec<Option<String>> = get.query(con)?;
+                        let mut shared = Vec::new();
                         for ((key, pttl), value) in strings.into_iter().zip(values) {
+                            if value.as_deref() == Some(keys::SHARED) {
+                                shared.push(key.clone());
+                            }
                             if value.is_some() {
                                 found.insert(key, key_state("string", value, pttl));
+                            }
+                        }
+                        if !shared.is_empty() {
+                            let mut invocation = READERS.script().prepare_invoke();
+                            for key in &shared {
+                                invocation.key(keys::readers(key));
+                            }
+                            let readers: Vec<Vec<(String, i64)>> = invocation.invoke(con)?;
+                            for (key, readers) in shared.iter().zip(readers) {
+                                if let Some(state) = found.remove(key) {
+                                    found.insert(key.clone(), with_readers(state, &readers));
+                                }
                             }
                         }
                     }
@@ -299,6 +349,23 @@ impl Redlock {
                 latency: reply.latency,
             })
             .collect()
+    }
+}
+
+/// A key marked shared, with the shared holders the server listed (`INSPECT`, `list`).
+fn with_readers(state: KeyState, readers: &[(String, i64)]) -> KeyState {
+    match state {
+        KeyState::Present { token, ttl } if token == keys::SHARED => KeyState::Shared {
+            readers: readers
+                .iter()
+                .map(|(token, left)| {
+                    let left = Duration::from_millis(u64::try_from(*left).unwrap_or(0));
+                    (token.clone(), left)
+                })
+                .collect(),
+            ttl,
+        },
+        other => other,
     }
 }
 

@@ -11,13 +11,15 @@
 //! | lock (mutex) | `<prefix><NAME>` |
 //! | semaphore slot S | `<prefix><NAME>␟slots:S` |
 //! | fencing counter of a lock or slot key K | `K␟fence` |
+//! | shared holders of a lock (sorted set) | `<prefix><NAME>␟readers` |
 //! | queue of waiters (sorted set) | `<prefix><NAME>␟queue`, a semaphore's `<prefix><NAME>␟slots␟queue` |
 //! | wake-up channel of waiter W | `<prefix><NAME>␟wake␟W`, a semaphore's `<prefix><NAME>␟slots␟wake␟W` |
 //!
 //! A lock name cannot contain a control character (`config` refuses it), so no lock's key can
 //! ever be one of these names, under any prefix without one. A released lock handed to a waiter
-//! holds the value `next:<waiter>` for a moment (`reservation`): a value, not a key, but it is
-//! named here so that the scripts and `status` agree on it.
+//! holds the value `next:<waiter>` for a moment (`RESERVATION`), and a lock held by shared
+//! holders holds `SHARED`: values, not keys, but named here so that the scripts and `status`
+//! agree on them.
 
 /// Separates a lock key from what redlock keeps beside it.
 pub(crate) const SEPARATOR: char = '\x1f';
@@ -25,7 +27,12 @@ pub(crate) const SEPARATOR: char = '\x1f';
 /// The value a release leaves in a lock key for the waiter it woke: this, then the waiter.
 pub(crate) const RESERVATION: &str = "next:";
 
+/// The value of a lock key while shared holders hold it (their tokens are in `readers`). Any
+/// other client sees a lock held by someone, which it is.
+pub(crate) const SHARED: &str = "redlock:shared";
+
 const SLOTS: &str = "slots";
+const READERS: &str = "readers";
 const QUEUE: &str = "queue";
 const WAKE: &str = "wake";
 const FENCE: &str = "fence";
@@ -69,6 +76,12 @@ pub(crate) fn queue(stem: &str) -> String {
 /// by its entry in the queue.
 pub(crate) fn wake_prefix(stem: &str) -> String {
     format!("{stem}{SEPARATOR}{WAKE}{SEPARATOR}")
+}
+
+/// The sorted set of the shared holders of the lock `key`: their tokens, scored by when each
+/// expires (milliseconds on the server's clock).
+pub(crate) fn readers(key: &str) -> String {
+    format!("{key}{SEPARATOR}{READERS}")
 }
 
 /// The fencing counter of the lock or slot key `key`.
@@ -142,6 +155,8 @@ mod tests {
         );
         assert_eq!(wake_prefix(keys.lock()), "redlock:deploy\u{1f}wake\u{1f}");
         assert_eq!(fence(keys.lock()), "redlock:deploy\u{1f}fence");
+        assert_eq!(readers(keys.lock()), "redlock:deploy\u{1f}readers");
+        assert!(!SHARED.contains(SEPARATOR) && !is_reservation(SHARED));
         assert_eq!(
             fence(&keys.slot(2)),
             "redlock:deploy\u{1f}slots:2\u{1f}fence"
@@ -171,6 +186,7 @@ mod tests {
             fence(&keys.slot(7)),
             queue(keys.lock()),
             queue(&keys.semaphore()),
+            readers(keys.lock()),
             keys.semaphore(),
             format!("{}:x", keys.semaphore()),
             format!("{}:", keys.semaphore()),

@@ -7,6 +7,7 @@
 //!   withdraw.rs: its clean-up;
 //!   wait.rs: retrying until `--wait` runs out.
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
+//! - shared.rs: shared holders (`--shared`) and why they exclude writers.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
 //! - inspect.rs: reading what the servers hold; verdict.rs: the quorum's verdict on it.
 //! - nodes/: one round of requests to every server; quorum.rs: the arithmetic of a round;
@@ -23,6 +24,7 @@ mod observe;
 mod queue;
 pub(crate) mod quorum;
 mod script;
+mod shared;
 mod target;
 mod verdict;
 mod vote;
@@ -41,7 +43,8 @@ pub(crate) use observe::{Observer, Round};
 use std::time::Duration;
 pub(crate) use target::{Kind, Target};
 pub(crate) use verdict::{
-    describe_foreign, describe_token, holding, Holding, KeyState, ServerState,
+    describe_foreign, describe_shared, describe_token, holding, Holding, KeyState, ServerState,
+    SharedHolder,
 };
 pub(crate) use wait::{jitter, RetryPolicy, WaitProgress, Waiting, Wake};
 
@@ -102,6 +105,9 @@ pub(crate) enum LockError {
     /// held it on `acted` servers (a minority), and was deleted or extended there; `undone` of
     /// those extensions were put back.
     NotHeld { acted: usize, undone: usize },
+    /// The token holds the lock, but in the other mode: shared when `holds_shared`, for a
+    /// request made without `--shared`, or exclusively for one made with it. Nothing was done.
+    OtherMode { holds_shared: bool },
     /// A signal arrived while waiting; nothing is held.
     Interrupted(i32),
 }
@@ -115,6 +121,12 @@ impl std::fmt::Display for LockError {
             LockError::NotHeld { .. } => {
                 f.write_str("the token does not hold the lock on a quorum of servers")
             }
+            LockError::OtherMode { holds_shared: true } => {
+                f.write_str("the token holds the lock shared: add --shared")
+            }
+            LockError::OtherMode {
+                holds_shared: false,
+            } => f.write_str("the token holds the lock exclusively: leave out --shared"),
             LockError::Interrupted(sig) => write!(f, "interrupted by signal {sig} while waiting"),
         }
     }

@@ -1,4 +1,5 @@
-//! What is being locked: a mutex, or a semaphore of N slots, under one lock name. Built once by
+//! What is being locked: a mutex (taken exclusively or shared), or a semaphore of N slots,
+//! under one lock name. Built once by
 //! `config` from the command line and handed to the engine, which takes every key it touches
 //! from here; a grant (`Held`) carries the exact key it holds.
 
@@ -19,6 +20,9 @@ pub(crate) struct Target {
 pub(crate) enum Kind {
     /// One holder at a time, on the key `<prefix><NAME>`.
     Mutex,
+    /// One of any number of shared holders of the same key, which exclude every exclusive
+    /// holder (shared.rs).
+    Shared,
     /// Up to `slots` holders at once, each on a slot key of its own (attempt.rs).
     Semaphore { slots: usize },
 }
@@ -36,7 +40,7 @@ impl Target {
     /// How many keys a grant may hold one of: 1 for a mutex, N for a semaphore.
     pub(crate) fn width(&self) -> usize {
         match self.kind {
-            Kind::Mutex => 1,
+            Kind::Mutex | Kind::Shared => 1,
             Kind::Semaphore { slots } => slots,
         }
     }
@@ -44,7 +48,7 @@ impl Target {
     /// The key of candidate `index` (a semaphore's slot number; always 0 for a mutex).
     pub(crate) fn key(&self, index: usize) -> String {
         match self.kind {
-            Kind::Mutex => self.keys.lock().to_string(),
+            Kind::Mutex | Kind::Shared => self.keys.lock().to_string(),
             Kind::Semaphore { .. } => self.keys.slot(index),
         }
     }
@@ -64,9 +68,19 @@ impl Target {
     /// whole semaphore's, so that freeing any slot wakes the first of those waiting for any.
     pub(crate) fn stem(&self) -> String {
         match self.kind {
-            Kind::Mutex => self.keys.lock().to_string(),
+            Kind::Mutex | Kind::Shared => self.keys.lock().to_string(),
             Kind::Semaphore { .. } => self.keys.semaphore(),
         }
+    }
+
+    /// The shared holders of this target's lock (a semaphore's stem has none, ever).
+    pub(crate) fn readers(&self) -> String {
+        keys::readers(&self.stem())
+    }
+
+    /// Whether a grant of this target is a shared one.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.kind == Kind::Shared
     }
 
     /// The queue of this target's waiters.
@@ -83,7 +97,7 @@ impl Target {
     /// recognises the key an enclosing `exec` of the same target holds (`REDLOCK_KEY`).
     pub(crate) fn index_of(&self, key: &str) -> Option<usize> {
         match self.kind {
-            Kind::Mutex => (key == self.keys.lock()).then_some(0),
+            Kind::Mutex | Kind::Shared => (key == self.keys.lock()).then_some(0),
             Kind::Semaphore { slots } => keys::slot_of(&self.keys, key).filter(|&s| s < slots),
         }
     }

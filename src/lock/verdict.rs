@@ -1,6 +1,7 @@
 //! The quorum's verdict on who holds a key, from every server's view of it: held (by a redlock
-//! token or another client's key type), free, partial or unknown, one word per verdict, the same
-//! in every view. Pure: it reads what `inspect` gathered and asks no server.
+//! token, by shared holders, or by another client's key type), free, partial or unknown, one
+//! word per verdict, the same in every view. Pure: it reads what `inspect` gathered and asks no
+//! server.
 
 use super::keys;
 use super::nodes::NodeError;
@@ -25,6 +26,11 @@ pub(crate) enum KeyState {
         kind: String,
         ttl: Option<Duration>,
     },
+    /// Marked as held by shared holders (shared.rs): each one's token and remaining TTL.
+    Shared {
+        readers: Vec<(String, Duration)>,
+        ttl: Option<Duration>,
+    },
 }
 
 impl KeyState {
@@ -34,6 +40,17 @@ impl KeyState {
             KeyState::Absent => None,
             KeyState::Present { token, .. } => Some(describe_token(token)),
             KeyState::Foreign { kind, .. } => Some(describe_foreign(kind)),
+            KeyState::Shared { readers, .. } => Some(describe_shared(readers.len())),
+        }
+    }
+
+    /// The key's remaining TTL, when it is there at all.
+    pub(crate) fn ttl(&self) -> Option<Duration> {
+        match self {
+            KeyState::Absent => None,
+            KeyState::Present { ttl, .. }
+            | KeyState::Foreign { ttl, .. }
+            | KeyState::Shared { ttl, .. } => *ttl,
         }
     }
 }
@@ -58,6 +75,12 @@ pub(crate) enum Holding {
     },
     /// Held too, by a client with another key layout: keys of type `kind` on a quorum.
     Foreign { kind: String, servers: usize },
+    /// Held by shared holders: the key is marked shared on `servers` servers, a quorum; each
+    /// holder with the servers it is on (a holder counts only on a quorum, as a lock does).
+    Shared {
+        servers: usize,
+        readers: Vec<SharedHolder>,
+    },
     /// No server that answered has the key, and those that did not are too few to hold it.
     Free,
     /// The key is on `servers` servers, but no holder has a quorum of them, nor could with the
@@ -67,8 +90,28 @@ pub(crate) enum Holding {
     Unknown,
 }
 
+/// One shared holder, as the servers that mark the lock shared show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SharedHolder {
+    pub(crate) token: String,
+    pub(crate) servers: usize,
+    /// Lower bound on what is left, counted as for a lock.
+    pub(crate) validity: Duration,
+}
+
+/// Shared holders of a lock, for people.
+pub(crate) fn describe_shared(count: usize) -> String {
+    match count {
+        1 => "1 shared holder".into(),
+        n => format!("{n} shared holders"),
+    }
+}
+
 /// Who holds a lock, for people: the holder facts when the token carries them.
 pub(crate) fn describe_token(token: &str) -> String {
+    if token == keys::SHARED {
+        return "shared holders".into();
+    }
     if keys::is_reservation(token) {
         // A release's placeholder for the waiter it woke (queue/mod.rs, step 3).
         return "the next waiter in line, being handed the lock".into();
@@ -110,7 +153,12 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
             Err(NodeError::ForeignType) => *kinds.entry("non-string").or_default() += 1,
             _ => {}
         }
-        if let Ok(KeyState::Present { token, ttl }) = &state.state {
+        let present = match &state.state {
+            Ok(KeyState::Present { token, ttl }) => Some((token.as_str(), ttl)),
+            Ok(KeyState::Shared { ttl, .. }) => Some((keys::SHARED, ttl)),
+            _ => None,
+        };
+        if let Some((token, ttl)) = present {
             let entry = by_token.entry(token).or_insert((0, *ttl));
             entry.0 += 1;
             entry.1 = match (entry.1, *ttl) {
@@ -121,6 +169,10 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
     }
     let best = by_token.iter().max_by_key(|(_, (count, _))| *count);
     match best {
+        Some((&keys::SHARED, (count, _))) if *count >= needed => Holding::Shared {
+            servers: *count,
+            readers: shared_holders(states, started, needed),
+        },
         Some((token, (count, ttl))) if *count >= needed => {
             let elapsed = started.elapsed();
             Holding::Held {
@@ -153,11 +205,43 @@ pub(crate) fn holding(states: &[ServerState], started: BootInstant) -> Holding {
     }
 }
 
+/// The shared holders on a quorum of the servers that mark the key shared, in token order.
+fn shared_holders(
+    states: &[ServerState],
+    started: BootInstant,
+    needed: usize,
+) -> Vec<SharedHolder> {
+    let mut holders: BTreeMap<&str, (usize, Duration)> = BTreeMap::new();
+    for state in states {
+        if let Ok(KeyState::Shared { readers, .. }) = &state.state {
+            for (token, ttl) in readers {
+                let entry = holders.entry(token).or_insert((0, *ttl));
+                entry.0 += 1;
+                entry.1 = entry.1.min(*ttl);
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    holders
+        .into_iter()
+        .filter(|(_, (servers, _))| *servers >= needed)
+        .map(|(token, (servers, ttl))| SharedHolder {
+            token: token.to_string(),
+            servers,
+            validity: ttl
+                .saturating_sub(elapsed)
+                .saturating_sub(quorum::drift(ttl)),
+        })
+        .collect()
+}
+
 /// A server's view of a key in a few words, for observers; a present key counts as a yes.
 pub(crate) fn describe_state(state: &KeyState) -> (String, bool) {
     match state {
         KeyState::Absent => ("absent".into(), false),
-        KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. } => {
+        KeyState::Present { ttl, .. }
+        | KeyState::Foreign { ttl, .. }
+        | KeyState::Shared { ttl, .. } => {
             let who = state.holder().unwrap_or_default();
             let ttl = ttl.map_or_else(String::new, |ttl| format!(", ttl {} ms", ttl.as_millis()));
             (format!("held by {who}{ttl}"), true)

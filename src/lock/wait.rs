@@ -2,7 +2,7 @@
 //! by that place and bounded by the holder's observed TTL, cut short by the release that wakes us
 //! (pub/sub) and by signals.
 
-use super::queue::{Subscriptions, Waiter};
+use super::queue::{self, Subscriptions, Waiter};
 use super::target::{Kind, Target};
 use super::verdict::{describe_foreign, describe_token};
 use super::vote::Seen;
@@ -115,7 +115,7 @@ impl Redlock {
         // worth nothing to anyone. Its entry is a token: who waits, for `status` to show.
         let mut waiter = match notify.is_some() && wait.is_some_and(|w| !w.is_zero()) {
             true => Some(Waiter::new(
-                new_token()?,
+                queue::entry(&new_token()?, target.is_shared()),
                 retry.delay.mul_f64(1.5) * RANK_STRETCH_MAX,
                 self.nodes.timeout(),
             )),

@@ -6,6 +6,7 @@
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::script::Lua;
+use super::shared;
 use super::target::Target;
 use super::vote::Vote;
 use super::Redlock;
@@ -16,13 +17,21 @@ use std::sync::Arc;
 /// deletes never was a grant. With an entry (ARGV[2]) it also leaves the queue (the last key),
 /// telling the waiter's listeners to stop when it listens (ARGV[5] = '1'), and hands any of
 /// those keys reserved for it to the next waiter (wake-up prefix ARGV[3], reservation ARGV[4]
-/// ms).
+/// ms). For a shared target (ARGV[7] = '1', the readers the key before the queue) a failed
+/// attempt removes our entry, and the key with the last one (shared.rs).
 fn withdraw_source() -> String {
     format!(
-        "{}{}",
+        "{}{}{}",
         queue::lua(),
+        shared::lua(),
         r"
+if redis.replicate_commands then redis.replicate_commands() end
 local queue = KEYS[#KEYS]
+if ARGV[7] == '1' and ARGV[6] == '' and redis.call('zrem', KEYS[#KEYS - 1], ARGV[1]) == 1 then
+  if shared_settle(KEYS[1], KEYS[#KEYS - 1], shared_now()) == 0 and shared_marked(KEYS[1]) then
+    redis.call('del', KEYS[1])
+  end
+end
 for i = 1, #KEYS - 1 do
   local value = false
   if redis.call('type', KEYS[i]).ok == 'string' then value = redis.call('get', KEYS[i]) end
@@ -43,8 +52,9 @@ static WITHDRAW: Lua = Lua::new(withdraw_source);
 /// the queue when `leave` names the waiter (its entry, and whether it listens).
 #[derive(Clone)]
 struct Withdrawal {
-    /// The target's keys, then its queue.
+    /// The target's keys, its readers for a shared target, then its queue.
     keys: Vec<String>,
+    shared: bool,
     token: String,
     /// The key a grant holds: our token stays there.
     kept: String,
@@ -57,9 +67,13 @@ impl Withdrawal {
     fn new(target: &Target, timeout: std::time::Duration) -> Withdrawal {
         let hand_over = HandOver::new(target, timeout, None);
         let mut keys = target.all_keys();
+        if target.is_shared() {
+            keys.push(target.readers());
+        }
         keys.push(hand_over.queue);
         Withdrawal {
             keys,
+            shared: target.is_shared(),
             token: String::new(),
             kept: String::new(),
             leave: None,
@@ -78,6 +92,7 @@ impl Withdrawal {
             .arg(self.reserve_ms)
             .arg(if listening { "1" } else { "0" })
             .arg(&self.kept)
+            .arg(if self.shared { "1" } else { "0" })
             .query(con)?;
         Ok(())
     }

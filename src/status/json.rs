@@ -1,7 +1,7 @@
 //! The JSON documents of `status`: a lock's verdict and fields, each server's view, the holder
 //! facts a token carries, a kept lock's run, and the waiters.
 
-use crate::lock::{Holding, KeyState, NodeError, QueuedWaiter, ServerState};
+use crate::lock::{Holding, KeyState, NodeError, QueuedWaiter, ServerState, SharedHolder};
 use crate::token;
 use serde_json::{json, Map, Value};
 
@@ -31,7 +31,7 @@ pub(super) fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<Stri
             Some(token.as_str()),
             validity.map(|v| v.as_millis() as u64),
         ),
-        Holding::Foreign { .. } => ("held", None, None),
+        Holding::Foreign { .. } | Holding::Shared { .. } => ("held", None, None),
         Holding::Free => ("free", None, None),
         Holding::Partial { .. } => ("partial", None, None),
         Holding::Unknown => ("unknown", None, None),
@@ -39,6 +39,11 @@ pub(super) fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<Stri
     let foreign = match verdict {
         Holding::Foreign { kind, .. } => Some(kind.as_str()),
         _ => None,
+    };
+    let (mode, readers) = match verdict {
+        Holding::Shared { readers, .. } => (Some("shared"), readers.as_slice()),
+        Holding::Held { .. } | Holding::Foreign { .. } => (Some("exclusive"), &[][..]),
+        Holding::Free | Holding::Partial { .. } | Holding::Unknown => (None, &[][..]),
     };
     [
         ("name", json!(name)),
@@ -53,6 +58,8 @@ pub(super) fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<Stri
             json!(token.and_then(|token| kept_json(token, validity_ms))),
         ),
         ("validity_ms", json!(validity_ms)),
+        ("mode", json!(mode)),
+        ("readers", readers_json(readers)),
     ]
     .into_iter()
     .map(|(field, value)| (field.to_string(), value))
@@ -69,6 +76,11 @@ fn server_json(state: &ServerState) -> Value {
         Ok(KeyState::Foreign { kind, ttl }) => json!({
             "server": state.server, "reachable": true, "error": null,
             "holds_key": true, "token": null, "foreign_type": kind,
+            "ttl_ms": ttl.map(|t| t.as_millis() as u64), "latency_ms": latency_ms,
+        }),
+        Ok(KeyState::Shared { readers, ttl }) => json!({
+            "server": state.server, "reachable": true, "error": null,
+            "holds_key": true, "token": null, "readers": readers.len(),
             "ttl_ms": ttl.map(|t| t.as_millis() as u64), "latency_ms": latency_ms,
         }),
         Ok(KeyState::Present { token, ttl }) => json!({
@@ -107,6 +119,22 @@ pub(super) fn kept_json(token: &str, validity_ms: Option<u64>) -> Option<Value> 
         "status": run.end.tag(),
         "until_unix_ms": validity_ms.map(|left| token::unix_ms_now() + left),
     }))
+}
+
+/// The shared holders of a lock: who each is, and on how many servers for how long.
+fn readers_json(readers: &[SharedHolder]) -> Value {
+    readers
+        .iter()
+        .map(|reader| {
+            json!({
+                "token": reader.token,
+                "holder": holder_json(&reader.token),
+                "servers": reader.servers,
+                "validity_ms": reader.validity.as_millis() as u64,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The waiters of a lock, in the order they queued.

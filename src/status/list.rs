@@ -42,7 +42,9 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             .filter(|s| {
                 matches!(
                     s.state,
-                    Ok(KeyState::Present { .. } | KeyState::Foreign { .. })
+                    Ok(KeyState::Present { .. }
+                        | KeyState::Foreign { .. }
+                        | KeyState::Shared { .. })
                 )
             })
             .count();

@@ -2,7 +2,9 @@
 //! in its queue.
 
 use super::json::{one_json, waiters_json};
-use super::text::{align, is_kept, kept_summary, print, short_token, waiters_table, when};
+use super::text::{
+    align, is_kept, kept_summary, print, readers_table, short_token, waiters_table, when,
+};
 use crate::exit::Outcome;
 use crate::human;
 use crate::lock::{self, Holding, KeyState, Redlock, ServerState, Target};
@@ -27,12 +29,15 @@ pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow:
         json.to_string()
     } else {
         let mut text = one_table(name, key, lock.quorum(), states, &verdict, fence);
+        if let Holding::Shared { readers, .. } = &verdict {
+            text.push_str(&readers_table(readers));
+        }
         text.push_str(&waiters_table(&inspection.waiters));
         text
     };
     print(text.trim_end());
     Ok(match verdict {
-        Holding::Held { .. } | Holding::Foreign { .. } => Outcome::Success,
+        Holding::Held { .. } | Holding::Foreign { .. } | Holding::Shared { .. } => Outcome::Success,
         Holding::Free | Holding::Partial { .. } => Outcome::Negative,
         Holding::Unknown => Outcome::Unavailable,
     })
@@ -76,6 +81,11 @@ fn one_table(
             lock::describe_foreign(kind),
             states.len()
         ),
+        Holding::Shared { servers, readers } => format!(
+            "held shared by {}, on {servers} of {} servers",
+            lock::describe_shared(readers.len()),
+            states.len()
+        ),
         Holding::Free => {
             let absent = states
                 .iter()
@@ -111,13 +121,18 @@ fn one_table(
         let latency = human::latency(state.latency);
         let row = match &state.state {
             Ok(KeyState::Absent) => ["absent".into(), "-".into(), "-".into(), latency],
-            Ok(key @ (KeyState::Present { ttl, .. } | KeyState::Foreign { ttl, .. })) => [
+            Ok(
+                key @ (KeyState::Present { .. }
+                | KeyState::Foreign { .. }
+                | KeyState::Shared { .. }),
+            ) => [
                 row_state(key, verdict),
                 match key {
                     KeyState::Present { token, .. } => short_token(token),
+                    KeyState::Shared { readers, .. } => lock::describe_shared(readers.len()),
                     _ => "-".into(),
                 },
-                ttl.map_or("no expiry".into(), human::duration),
+                key.ttl().map_or("no expiry".into(), human::duration),
                 latency,
             ],
             Err(err) => [
@@ -146,7 +161,10 @@ fn row_state(key: &KeyState, verdict: &Holding) -> String {
             "held".into()
         }
         (KeyState::Foreign { kind, .. }, Holding::Foreign { .. }) => format!("held ({kind})"),
-        (_, Holding::Held { .. } | Holding::Foreign { .. }) => "other holder".into(),
+        (KeyState::Shared { .. }, Holding::Shared { .. }) => "shared".into(),
+        (_, Holding::Held { .. } | Holding::Foreign { .. } | Holding::Shared { .. }) => {
+            "other holder".into()
+        }
         (_, Holding::Partial { .. } | Holding::Free) => "partial".into(),
         (_, Holding::Unknown) => "key present".into(),
     }

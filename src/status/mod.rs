@@ -26,9 +26,9 @@ pub(crate) fn run(
     let Some(name) = &args.name else {
         return list::all(config, &mut engine, args.json);
     };
-    let target = config.target(name, args.limit, false)?;
+    let target = config.target(name, args.limit, false, args.shared)?;
     match target.kind {
-        Kind::Mutex => lock::one(&mut engine, &target, args.json),
+        Kind::Mutex | Kind::Shared => lock::one(&mut engine, &target, args.json),
         Kind::Semaphore { .. } => semaphore::one(&mut engine, &target, args.json),
     }
 }

@@ -2,7 +2,7 @@
 //! UTC and "ago", and the waiters in their queue order.
 
 use crate::human;
-use crate::lock::{self, Holding, QueuedWaiter};
+use crate::lock::{self, Holding, QueuedWaiter, SharedHolder};
 use crate::token::{self, RunEnd};
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -52,6 +52,15 @@ pub(super) fn listed(verdict: &Holding) -> (&'static str, String, String) {
             validity.map_or("no expiry".into(), human::duration),
         ),
         Holding::Foreign { kind, .. } => ("held", lock::describe_foreign(kind), "-".into()),
+        Holding::Shared { readers, .. } => (
+            "held",
+            lock::describe_shared(readers.len()),
+            readers
+                .iter()
+                .map(|reader| reader.validity)
+                .max()
+                .map_or("-".into(), human::duration),
+        ),
         Holding::Free => ("free", "-".into(), "-".into()),
         Holding::Partial { .. } => ("partial", "-".into(), "-".into()),
         Holding::Unknown => ("unknown", "-".into(), "-".into()),
@@ -103,6 +112,27 @@ pub(super) fn when(unix_ms: u64) -> String {
         .map(|d| format!(" ({} ago)", human::duration(d)))
         .unwrap_or_default();
     format!("{}{ago}", humantime::format_rfc3339_seconds(at))
+}
+
+/// The shared holders of a lock, who each is and how long each is still certain to hold it.
+pub(super) fn readers_table(readers: &[SharedHolder]) -> String {
+    let mut rows = vec![[
+        "SHARED HOLDER".to_string(),
+        "ACQUIRED".to_string(),
+        "VALID FOR".to_string(),
+        "SERVERS".to_string(),
+    ]];
+    for reader in readers {
+        let acquired =
+            token::holder(&reader.token).map_or("-".into(), |holder| when(holder.acquired_unix_ms));
+        rows.push([
+            lock::describe_token(&reader.token),
+            acquired,
+            human::duration(reader.validity),
+            reader.servers.to_string(),
+        ]);
+    }
+    align(&rows)
 }
 
 /// The waiters, in the order they queued: nothing when there are none.

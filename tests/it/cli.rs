@@ -38,8 +38,8 @@ const FLOCK_HABITS: &[(&[&str], &str)] = &[
         "'-s' is --server URL in redlock, not flock's shared lock",
     ),
     (
-        &["exec", "--shared", "job", "--", "true"],
-        "no shared lock (--limit N",
+        &["--shared", "exec", "job", "--", "true"],
+        "a shared lock is --shared, after the subcommand",
     ),
     (&["exec", "-u", "job"], "redlock release NAME --token TOKEN"),
     (&["job", "./backup.sh"], "redlock exec job -- COMMAND"),

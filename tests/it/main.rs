@@ -2,6 +2,7 @@
 
 mod groups;
 mod harness;
+mod interop;
 mod proxy;
 
 mod cli;
@@ -16,4 +17,5 @@ mod partial;
 mod queue;
 mod semaphore;
 mod sentinel;
+mod shared;
 pub mod waits;

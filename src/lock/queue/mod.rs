@@ -203,6 +203,15 @@ impl Waiter {
     }
 }
 
+/// The queue entry of a waiter named by `token`, marked when it waits for a shared lock.
+pub(crate) fn entry(token: &str, shared: bool) -> String {
+    if shared {
+        format!("{SHARED_MARK}{token}")
+    } else {
+        token.to_string()
+    }
+}
+
 /// Who an entry in a queue is, as `status` shows a waiter: the holder facts of its token, and
 /// whether it waits for a shared lock.
 pub(crate) fn entry_token(entry: &str) -> (&str, bool) {
@@ -230,6 +239,8 @@ mod tests {
 
     #[test]
     fn shared_entries_are_told_apart() {
+        assert_eq!(entry_token(&entry("abc", true)), ("abc", true));
+        assert_eq!(entry_token(&entry("abc", false)), ("abc", false));
         assert_eq!(entry_token("r:abc"), ("abc", true));
         assert_eq!(entry_token("0123abc"), ("0123abc", false));
         // A redlock token starts with hex digits, never with the shared mark.
