@@ -1,8 +1,7 @@
-//! Integration tests: the real `redlock` binary against real redis-server processes.
+//! Integration tests: the real `redlock` binary against real redis-server processes. Shared
+//! helpers live in `support/`; every other module holds tests.
 
-mod groups;
-mod harness;
-mod proxy;
+mod support;
 
 mod cron;
 mod crowd;
@@ -14,4 +13,4 @@ mod ops;
 mod partial;
 mod semaphore;
 mod sentinel;
-pub mod waits;
+mod waits;

@@ -1,9 +1,8 @@
 //! A lock held on only some servers, or by another client's key type: what release, extend and
 //! status do there, and that what they say matches what they did.
 
-use crate::harness::*;
+use crate::support::*;
 
-const KEY: &str = "redlock:job";
 const TOKEN: &str = "0123456789abcdef0123456789abcdef:host:1:1";
 
 /// Our token at the lock's key, with a 10 s TTL, on the servers of `on` only.
@@ -20,8 +19,8 @@ fn held_on(cluster: &Cluster, on: &[usize]) {
 }
 
 /// Runs redlock with `args`: its exit status and stderr.
-fn run(cluster: &Cluster, args: &[&str]) -> (Option<i32>, String) {
-    let output = cluster.redlock().args(args).output().unwrap();
+fn outcome(cluster: &Cluster, args: &[&str]) -> (Option<i32>, String) {
+    let output = run(cluster, args);
     (output.status.code(), stderr_of(&output))
 }
 
@@ -31,7 +30,7 @@ fn release_with_another_server_down_says_what_each_server_did() {
     // Taken while server 3 was down, released while server 1 is.
     held_on(&cluster, &[0, 1]);
     cluster.servers[0].kill();
-    let (code, stderr) = run(&cluster, &["release", "job", "--token", TOKEN]);
+    let (code, stderr) = outcome(&cluster, &["release", "job", "--token", TOKEN]);
     assert_eq!(code, Some(69), "{stderr}");
     assert!(
         stderr.contains("deleted on 1, not held by this token on 1, no answer from 1"),
@@ -46,7 +45,7 @@ fn release_with_another_server_down_says_what_each_server_did() {
 fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
-    let (code, stderr) = run(&cluster, &["release", "job", "--token", TOKEN]);
+    let (code, stderr) = outcome(&cluster, &["release", "job", "--token", TOKEN]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("not held by this token on a quorum")
@@ -60,7 +59,7 @@ fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
 fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
-    let (code, stderr) = run(
+    let (code, stderr) = outcome(
         &cluster,
         &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
     );
@@ -145,7 +144,7 @@ fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
         "{list}"
     );
     assert_eq!(list_json["state"], "held");
-    let (code, stderr) = run(&cluster, &["acquire", "job"]);
+    let (code, stderr) = outcome(&cluster, &["acquire", "job"]);
     assert_eq!(code, Some(75), "{stderr}");
     assert!(
         stderr.contains("held by a non-redlock client (hash)"),
@@ -159,7 +158,7 @@ fn an_extend_that_cannot_reach_a_quorum_puts_the_ttl_back_too() {
     held_on(&cluster, &[0]);
     cluster.servers[1].kill();
     cluster.servers[2].kill();
-    let (code, stderr) = run(
+    let (code, stderr) = outcome(
         &cluster,
         &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
     );
