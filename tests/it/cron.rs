@@ -21,6 +21,9 @@ fn assert_kept_instead_of(cluster: &Cluster, token: &str) {
     assert_eq!(run(cluster, &["acquire", "job"]).status.code(), Some(75));
 }
 
+/// The `--hold-at-least` of `held_a_minute`.
+const A_MINUTE: Duration = Duration::from_secs(60);
+
 /// `exec job` with a one-minute hold, running `sh -c script`.
 fn held_a_minute(script: &str) -> [&str; 8] {
     [
@@ -324,18 +327,28 @@ fn a_lost_lock_is_not_kept() {
 
 #[test]
 fn release_hold_at_least_keeps_a_scripted_lock() {
+    const HOLD: Duration = Duration::from_secs(3);
     let cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &[]);
+    let hold = format!("{}s", HOLD.as_secs());
     let output = run(
         &cluster,
-        &["release", "job", "--token", &token, "--hold-at-least", "3s"],
+        &[
+            "release",
+            "job",
+            "--token",
+            &token,
+            "--hold-at-least",
+            &hold,
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_kept_instead_of(&cluster, &token);
+    let hold_ms = HOLD.as_millis() as i64;
     assert!(cluster
         .servers
         .iter()
-        .all(|s| (1..=3_000).contains(&s.pttl(KEY))));
+        .all(|s| (1..=hold_ms).contains(&s.pttl(KEY))));
     // Neither the token nor the kept value stretches the hold.
     let again = run(&cluster, &["extend", "job", "--token", &token]);
     assert_eq!(again.status.code(), Some(1));
@@ -345,7 +358,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         &["extend", "job", "--token", &kept, "--ttl", "1m"],
     );
     assert_eq!(stretch.status.code(), Some(64), "{}", stderr_of(&stretch));
-    assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= 3_000));
+    assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= hold_ms));
     let status = status_json(&cluster);
     assert_eq!(status["kept"]["status"], "release", "{status}");
     let table = stdout_of(&run(&cluster, &["status", "job"]));
@@ -353,7 +366,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         table.contains("kept after `release --hold-at-least` at"),
         "{table}"
     );
-    wait_for("the hold to run out", Duration::from_secs(6), || {
+    wait_for("the hold to run out", HOLD + SLACK, || {
         cluster.values(KEY).iter().all(Option::is_none)
     });
 
@@ -390,7 +403,8 @@ fn status_says_a_lock_is_kept_after_its_run() {
     assert!(kinds.ends_with(&["child_exited", "kept"]), "{kinds:?}");
     let kept = events.last().unwrap();
     assert_eq!(kept["kept"], 3);
-    assert!(kept["remaining_ms"].as_u64().unwrap() <= 60_000, "{kept}");
+    let held_ms = A_MINUTE.as_millis() as u64;
+    assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
     let status = run(&cluster, &["status", "job"]);
     assert_eq!(status.status.code(), Some(0), "a kept lock is held");
     let table = stdout_of(&status);
@@ -414,7 +428,9 @@ fn status_says_a_lock_is_kept_after_its_run() {
     let until = json["kept"]["until_unix_ms"].as_u64().unwrap();
     let acquired = json["holder"]["acquired_unix_ms"].as_u64().unwrap();
     assert!(acquired <= finished && finished < until, "{json}");
-    assert!(until <= acquired + 60_000 + 1_000, "{json}");
+    // The token is stamped (whole milliseconds) before the acquisition round starts.
+    let stamped_early_ms = 1_000;
+    assert!(until <= acquired + held_ms + stamped_early_ms, "{json}");
     let list = stdout_of(&run(&cluster, &["status"]));
     assert!(
         list.lines().any(|l| l.starts_with("job ")

@@ -18,6 +18,12 @@ pub const KEY: &str = "redlock:job";
 /// can be gone allow this much, and no more.
 pub const CLOCK_SKEW: Duration = Duration::from_millis(5);
 
+/// The clock drift Redlock allows for on a TTL: 1 % of it plus 2 ms. A grant's validity is the
+/// TTL less this and the time the acquisition took.
+pub fn drift(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2)
+}
+
 /// Asserts what is left (`left_ms`, read just now) of a TTL or validity of `full` that began no
 /// earlier than `since`: no more than `full`, and no less than `full` minus the time since.
 pub fn assert_left(what: &str, left_ms: u64, full: Duration, since: Instant) {
