@@ -288,8 +288,13 @@ impl Capture {
         let sink = bytes.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
-            while let Ok(n @ 1..) = stream.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => sink.lock().unwrap().extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
             }
             let _ = tx.send(());
         });
@@ -375,8 +380,7 @@ impl Running {
             .all(|capture| capture.as_ref().is_none_or(|c| c.ended_by(deadline)));
         if !ended {
             self.hung(&format!(
-                "exited ({}) but its output was still open {limit:?} later: something it started \
-                 runs on",
+                "exited ({}), but something it started still held its output {limit:?} later",
                 self.status.unwrap()
             ));
         }
@@ -391,6 +395,11 @@ impl Running {
     /// Kills the group and fails the test, with what the process printed until then.
     #[track_caller]
     fn hung(&mut self, how: &str) -> ! {
+        if self.status.is_some() {
+            // Reaped, but what it left in its group holds the output: a group outlives its
+            // leader, and its id is not handed out again while it does.
+            signal(-self.pid, libc::SIGKILL);
+        }
         self.stop();
         let grace = Instant::now() + Duration::from_secs(1);
         let text = |capture: &Option<Capture>| {
@@ -407,7 +416,7 @@ impl Running {
         );
     }
 
-    /// SIGKILL for the whole group, then waits for the process to be reaped.
+    /// SIGKILL for the whole group of a process not yet reaped, then waits until it is.
     fn stop(&mut self) {
         if self.try_wait().is_none() {
             // Not reaped a moment ago, so its group (its pid) is not someone else's.
