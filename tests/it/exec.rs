@@ -323,12 +323,11 @@ fn exec_waiters_exclude_each_other_exactly() {
 #[test]
 fn exec_inside_exec_reenters_without_releasing_the_outer_lock() {
     let cluster = Cluster::start(3);
-    let script =
-        "\"$REDLOCK_BIN\" exec job --wait 0s -- sh -c 'echo inner $REDLOCK_TOKEN' || exit 9; \
-                  \"$REDLOCK_BIN\" status job >/dev/null || exit 8; echo outer $REDLOCK_TOKEN";
+    let script = "redlock exec job --wait 0s -- sh -c 'echo inner $REDLOCK_TOKEN' || exit 9; \
+                  redlock status job >/dev/null || exit 8; echo outer $REDLOCK_TOKEN";
     let output = cluster
         .redlock()
-        .env("REDLOCK_BIN", redlock_path())
+        .env("PATH", path_with_redlock())
         .args(["exec", "job", "--", "sh", "-c", script])
         .output()
         .unwrap();

@@ -276,11 +276,6 @@ fn exec_fence_gives_the_command_its_fence_and_nested_execs_the_right_one() {
     assert_eq!(acquired["fence"], 3);
 }
 
-fn path_with_redlock() -> String {
-    let dir = redlock_path().parent().unwrap().display().to_string();
-    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
-}
-
 /// `workers` processes, each making `grants` `exec --fence` grants of one name over 5 servers,
 /// while a random minority (1 or 2 servers) is stopped and resumed. Each command appends its
 /// REDLOCK_FENCE to a file inside its critical section, so the file is in grant order.

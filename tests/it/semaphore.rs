@@ -228,16 +228,15 @@ fn exec_limit_gives_each_holder_its_slot_and_the_slots_fence() {
         stderr_of(&output)
     );
     // Re-entered inside its own slot (the other is taken): no second slot, no wait, same fence.
-    let inner = format!(
-        "'{}' exec pool --limit 2 --fence -- sh -c 'echo $REDLOCK_SLOT $REDLOCK_FENCE'",
-        redlock_path().display()
-    );
-    let output = run(
-        &cluster,
-        &[
-            "exec", "pool", "--limit", "2", "--fence", "--", "sh", "-c", &inner,
-        ],
-    );
+    let inner = "redlock exec pool --limit 2 --fence -- sh -c 'echo $REDLOCK_SLOT $REDLOCK_FENCE'";
+    let output = cluster
+        .redlock()
+        .env("PATH", path_with_redlock())
+        .args([
+            "exec", "pool", "--limit", "2", "--fence", "--", "sh", "-c", inner,
+        ])
+        .output()
+        .unwrap();
     assert_eq!(
         stdout_of(&output),
         format!("{other} 2"),

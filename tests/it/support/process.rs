@@ -38,6 +38,12 @@ pub fn redlock_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_redlock"))
 }
 
+/// `$PATH` with the built binary's directory first, for scripts that run `redlock` by name.
+pub fn path_with_redlock() -> String {
+    let dir = redlock_path().parent().unwrap().display().to_string();
+    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
 /// The binary under test with no REDLOCK_* from the caller's environment.
 pub fn redlock() -> Cmd {
     let mut command = std::process::Command::new(redlock_path());
