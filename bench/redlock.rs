@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 // The integration tests' redis-server launcher; the benchmark uses only part of it.
 #[allow(dead_code)]
-#[path = "../tests/support/redis_server.rs"]
+#[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
 use redis_server::Redis;
 mod grants;

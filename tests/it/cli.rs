@@ -2,7 +2,7 @@
 //! line, nothing sent to any server), help that fits the terminal and `redlock help`, man pages
 //! with every section, and the JSON log's `pid` always redlock's own.
 
-use crate::harness::*;
+use crate::support::*;
 use std::path::Path;
 
 /// Each flock habit, and what its one line must say.

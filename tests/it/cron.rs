@@ -1,19 +1,12 @@
 //! Cron across a fleet: `--hold-at-least` keeps a short run's lock so later starts find it busy,
 //! `--max-runtime` stops a hung command (exit 124), and a busy lock is quiet with `-q`.
 
-use crate::exec::{alive, read};
-use crate::harness::*;
-use std::process::Output;
+use crate::support::*;
 use std::time::{Duration, Instant};
-
-fn run(cluster: &Cluster, args: &[&str]) -> Output {
-    cluster.redlock().args(args).output().unwrap()
-}
 
 /// The `status job --json` of the cluster.
 fn status_json(cluster: &Cluster) -> serde_json::Value {
-    let output = run(cluster, &["status", "job", "--json"]);
-    serde_json::from_str(&stdout_of(&output)).unwrap()
+    json(&run(cluster, &["status", "job", "--json"]))
 }
 
 /// Every server holds a kept value in place of `token`, and nobody can take the lock.
@@ -27,6 +20,9 @@ fn assert_kept_instead_of(cluster: &Cluster, token: &str) {
     );
     assert_eq!(run(cluster, &["acquire", "job"]).status.code(), Some(75));
 }
+
+/// The `--hold-at-least` of `held_a_minute`.
+const A_MINUTE: Duration = Duration::from_secs(60);
 
 /// `exec job` with a one-minute hold, running `sh -c script`.
 fn held_a_minute(script: &str) -> [&str; 8] {
@@ -45,6 +41,8 @@ fn held_a_minute(script: &str) -> [&str; 8] {
 /// Two hosts start the same 100 ms job one second apart: with the hold, the second finds the
 /// lock kept and exits 0 quietly; once the hold is over, the next start runs.
 fn one_run_per_schedule(cluster: &Cluster) {
+    const HOLD: Duration = Duration::from_secs(3);
+    let hold = format!("{}s", HOLD.as_secs());
     let dir = tempfile::tempdir().unwrap();
     let ran = dir.path().join("ran");
     let job = |host: &str| format!("echo {host} >> {}; sleep 0.1", ran.display());
@@ -55,7 +53,7 @@ fn one_run_per_schedule(cluster: &Cluster) {
             "exec",
             "job",
             "--hold-at-least",
-            "3s",
+            &hold,
             "-E",
             "0",
             "--",
@@ -79,10 +77,12 @@ fn one_run_per_schedule(cluster: &Cluster) {
     );
     assert_eq!(stdout_of(&second), "");
     assert_eq!(read(&ran), "host-a", "both hosts ran the job");
-    wait_for("the hold to run out", Duration::from_secs(10), || {
+    wait_for("the hold to run out", HOLD + SLACK, || {
         cluster.values(KEY).iter().all(Option::is_none)
     });
-    assert!(started.elapsed() >= Duration::from_millis(2_900));
+    // Acquired after `started`, the lock is kept for HOLD from then.
+    let gone = started.elapsed();
+    assert!(gone >= HOLD - CLOCK_SKEW, "gone {gone:?} after the start");
     let third = cron("host-c");
     assert_eq!(third.status.code(), Some(0), "{}", stderr_of(&third));
     assert_eq!(read(&ran), "host-a\nhost-c");
@@ -104,15 +104,23 @@ fn hold_at_least_runs_once_with_one_of_three_servers_killed() {
 fn a_kept_key_expires_at_acquisition_plus_the_hold_on_every_server() {
     let cluster = Cluster::start(3);
     let hold = Duration::from_secs(3);
-    let before = Instant::now();
     // The command runs a second, so a hold counted from its end would show.
+    let run_time = Duration::from_secs(1);
+    let before = Instant::now();
     let output = run(
         &cluster,
-        &["exec", "job", "--hold-at-least", "3s", "--", "sleep", "1"],
+        &[
+            "exec",
+            "job",
+            "--hold-at-least",
+            &format!("{}s", hold.as_secs()),
+            "--",
+            "sleep",
+            &run_time.as_secs().to_string(),
+        ],
     );
     let after = Instant::now();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    let run_time = Duration::from_secs(1);
     for server in &cluster.servers {
         let asked = Instant::now();
         let pttl = server.pttl(KEY);
@@ -121,10 +129,7 @@ fn a_kept_key_expires_at_acquisition_plus_the_hold_on_every_server() {
         let expiry_low = asked + Duration::from_millis(pttl as u64);
         let expiry_high = answered + Duration::from_millis(pttl as u64);
         // The acquisition came after `before`, and at least the run's second before `after`.
-        assert!(
-            expiry_high + Duration::from_millis(50) >= before + hold,
-            "{pttl} ms left"
-        );
+        assert!(expiry_high + CLOCK_SKEW >= before + hold, "{pttl} ms left");
         assert!(
             expiry_low + run_time / 2 <= after + hold,
             "{pttl} ms left: the hold ends {:?} after the run ended",
@@ -149,20 +154,28 @@ fn a_kept_key_expires_at_acquisition_plus_the_hold_on_every_server() {
             .unwrap();
         reply.is_some()
     };
-    while before.elapsed() < hold - Duration::from_millis(200) {
-        for server in &cluster.servers {
-            assert!(
-                !set_nx(server),
-                "SET NX succeeded {:?} into a 3 s hold",
-                before.elapsed()
-            );
+    let mut taken = [false; 3];
+    let mut take_all = || {
+        for (server, taken) in cluster.servers.iter().zip(taken.iter_mut()) {
+            if !*taken && set_nx(server) {
+                // The answer came after the server let it through.
+                let at = before.elapsed();
+                assert!(
+                    at >= hold - CLOCK_SKEW,
+                    "SET NX succeeded {at:?} into {hold:?}"
+                );
+                *taken = true;
+            }
         }
+        taken.iter().all(|t| *t)
+    };
+    while before.elapsed() < hold {
+        take_all();
         std::thread::sleep(Duration::from_millis(100));
     }
-    wait_for("the kept key to expire", Duration::from_secs(5), || {
-        cluster.servers.iter().all(&set_nx)
-    });
-    assert!(after.elapsed() < hold + Duration::from_millis(500));
+    wait_for("the kept key to expire", hold + SLACK, take_all);
+    // Counted from the acquisition, a run's length before `after`.
+    assert!(after.elapsed() < hold + run_time / 2);
 
     // A hold that is over when the command ends is a plain release.
     let other = [
@@ -182,9 +195,18 @@ fn a_kept_key_expires_at_acquisition_plus_the_hold_on_every_server() {
 fn a_keep_that_reaches_a_server_late_does_not_stretch_the_hold() {
     let cluster = Cluster::start(3);
     let hold = Duration::from_secs(3);
+    let stopped_for = Duration::from_millis(1_500);
     // The command stops one server as it ends: the keep reaches that server only when it
     // resumes, 1.5 s later, and must still end the hold at acquisition + 3 s, not 1.5 s later.
-    let stop = format!("kill -STOP {}", cluster.servers[0].pid());
+    // The acquisition round ends at a quorum, so that server may not have the key yet when the
+    // command starts (its SET would then land late too, and count from its own arrival): the
+    // command waits until it has.
+    let stop = format!(
+        r#"until [ "$(redis-cli -p {port} get "$REDLOCK_KEY")" = "$REDLOCK_TOKEN" ]; do sleep 0.01; done
+        kill -STOP {pid}"#,
+        port = cluster.servers[0].port,
+        pid = cluster.servers[0].pid()
+    );
     // A server that has seen a keep before runs the late request from its script cache.
     let warm = ["exec", "warm-up", "--hold-at-least", "1s", "--", "true"];
     assert_eq!(run(&cluster, &warm).status.code(), Some(0));
@@ -195,7 +217,7 @@ fn a_keep_that_reaches_a_server_late_does_not_stretch_the_hold() {
         "--ttl",
         "10s",
         "--hold-at-least",
-        "3s",
+        &format!("{}s", hold.as_secs()),
         "--",
         "sh",
         "-c",
@@ -205,7 +227,7 @@ fn a_keep_that_reaches_a_server_late_does_not_stretch_the_hold() {
     let after = Instant::now();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     // The fault's length is the scenario, not a wait for something.
-    std::thread::sleep(Duration::from_millis(1_500).saturating_sub(before.elapsed()));
+    std::thread::sleep(stopped_for.saturating_sub(before.elapsed()));
     cluster.servers[0].resume();
     let kept = cluster.servers[1].get(KEY).expect("kept on the others");
     wait_for("the late keep to land", Duration::from_secs(5), || {
@@ -214,25 +236,21 @@ fn a_keep_that_reaches_a_server_late_does_not_stretch_the_hold() {
     let asked = Instant::now();
     let pttl = cluster.servers[0].pttl(KEY);
     assert!(pttl > 0);
+    // The key cannot expire before `asked + pttl`; the hold ends by the time the late server
+    // had the key (before the command ran, before `after`) plus the hold.
     let expiry = asked + Duration::from_millis(pttl as u64);
     assert!(
-        expiry <= after + hold + Duration::from_millis(100),
+        expiry <= after + hold + CLOCK_SKEW,
         "the late keep ends the hold {:?} after acquisition",
         expiry - before
     );
 }
 
-/// A command that records SIGTERM in `term` and otherwise runs for 30 s, with a grandchild
-/// whose pid goes to `pid`.
-fn hung_command(dir: &std::path::Path) -> String {
-    format!(
-        "trap 'echo term > {d}/term; kill $pid 2>/dev/null; exit 0' TERM; sleep 30 & pid=$!; echo $pid > {d}/pid; wait",
-        d = dir.display()
-    )
-}
-
 #[test]
 fn max_runtime_stops_the_command_and_its_grandchildren_with_124() {
+    const MAX_RUNTIME: Duration = Duration::from_secs(1);
+    /// `--kill-after` when none is given: the longest a command may take to go after SIGTERM.
+    const KILL_AFTER: Duration = Duration::from_secs(5);
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let script = hung_command(dir.path());
@@ -241,16 +259,17 @@ fn max_runtime_stops_the_command_and_its_grandchildren_with_124() {
         "exec",
         "job",
         "--max-runtime",
-        "1s",
+        &format!("{}s", MAX_RUNTIME.as_secs()),
         "--",
         "sh",
         "-c",
         &script,
     ];
     let output = run(&cluster, &args);
+    let took = started.elapsed();
     assert_eq!(output.status.code(), Some(124), "{}", stderr_of(&output));
-    assert!(started.elapsed() >= Duration::from_secs(1));
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(took >= MAX_RUNTIME, "{took:?}");
+    assert!(took < MAX_RUNTIME + KILL_AFTER, "{took:?}");
     assert_eq!(read(&dir.path().join("term")), "term", "no SIGTERM");
     let grandchild: i32 = read(&dir.path().join("pid")).parse().unwrap();
     wait_for("the grandchild to die", Duration::from_secs(2), || {
@@ -293,14 +312,10 @@ fn max_runtime_with_a_hold_keeps_the_lock_and_kills_a_command_that_ignores_term(
 fn a_lost_lock_is_not_kept() {
     let cluster = Cluster::start(1);
     let dir = tempfile::tempdir().unwrap();
-    let script = hung_command(dir.path());
-    let args = ["exec", "job", "--ttl", "3s", "--hold-at-least", "1m", "--"];
-    let child = cluster.spawn(&[&args[..], &["sh", "-c", &script]].concat());
-    wait_for("the command to start", Duration::from_secs(5), || {
-        !read(&dir.path().join("pid")).is_empty()
-    });
+    let flags = ["--hold-at-least", "1m"];
+    let (child, _) = exec_long_command(&cluster, dir.path(), &flags);
     cluster.servers[0].set(KEY, "someone-else");
-    let output = child.wait_with_output().unwrap();
+    let output = child.finish(LONG_COMMAND_TTL + SLACK);
     assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
     assert_eq!(cluster.servers[0].get(KEY).as_deref(), Some("someone-else"));
     assert_eq!(
@@ -312,18 +327,28 @@ fn a_lost_lock_is_not_kept() {
 
 #[test]
 fn release_hold_at_least_keeps_a_scripted_lock() {
+    const HOLD: Duration = Duration::from_secs(3);
     let cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &[]);
+    let hold = format!("{}s", HOLD.as_secs());
     let output = run(
         &cluster,
-        &["release", "job", "--token", &token, "--hold-at-least", "3s"],
+        &[
+            "release",
+            "job",
+            "--token",
+            &token,
+            "--hold-at-least",
+            &hold,
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_kept_instead_of(&cluster, &token);
+    let hold_ms = HOLD.as_millis() as i64;
     assert!(cluster
         .servers
         .iter()
-        .all(|s| (1..=3_000).contains(&s.pttl(KEY))));
+        .all(|s| (1..=hold_ms).contains(&s.pttl(KEY))));
     // Neither the token nor the kept value stretches the hold.
     let again = run(&cluster, &["extend", "job", "--token", &token]);
     assert_eq!(again.status.code(), Some(1));
@@ -333,7 +358,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         &["extend", "job", "--token", &kept, "--ttl", "1m"],
     );
     assert_eq!(stretch.status.code(), Some(64), "{}", stderr_of(&stretch));
-    assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= 3_000));
+    assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= hold_ms));
     let status = status_json(&cluster);
     assert_eq!(status["kept"]["status"], "release", "{status}");
     let table = stdout_of(&run(&cluster, &["status", "job"]));
@@ -341,7 +366,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         table.contains("kept after `release --hold-at-least` at"),
         "{table}"
     );
-    wait_for("the hold to run out", Duration::from_secs(6), || {
+    wait_for("the hold to run out", HOLD + SLACK, || {
         cluster.values(KEY).iter().all(Option::is_none)
     });
 
@@ -373,15 +398,13 @@ fn status_says_a_lock_is_kept_after_its_run() {
         .unwrap();
     assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
     // The lifecycle log says the lock was kept, not released.
-    let events: Vec<serde_json::Value> = stderr_of(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_lines(&stderr_of(&output));
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     assert!(kinds.ends_with(&["child_exited", "kept"]), "{kinds:?}");
     let kept = events.last().unwrap();
     assert_eq!(kept["kept"], 3);
-    assert!(kept["remaining_ms"].as_u64().unwrap() <= 60_000, "{kept}");
+    let held_ms = A_MINUTE.as_millis() as u64;
+    assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
     let status = run(&cluster, &["status", "job"]);
     assert_eq!(status.status.code(), Some(0), "a kept lock is held");
     let table = stdout_of(&status);
@@ -405,7 +428,9 @@ fn status_says_a_lock_is_kept_after_its_run() {
     let until = json["kept"]["until_unix_ms"].as_u64().unwrap();
     let acquired = json["holder"]["acquired_unix_ms"].as_u64().unwrap();
     assert!(acquired <= finished && finished < until, "{json}");
-    assert!(until <= acquired + 60_000 + 1_000, "{json}");
+    // The token is stamped (whole milliseconds) before the acquisition round starts.
+    let stamped_early_ms = 1_000;
+    assert!(until <= acquired + held_ms + stamped_early_ms, "{json}");
     let list = stdout_of(&run(&cluster, &["status"]));
     assert!(
         list.lines().any(|l| l.starts_with("job ")
@@ -421,13 +446,13 @@ fn sigterm_to_redlock_during_a_held_run_still_keeps_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let ready = dir.path().join("ready");
     let script = format!("touch {}; while :; do sleep 0.05; done", ready.display());
-    let child = cluster.spawn(&held_a_minute(&script));
-    wait_for("the command to start", Duration::from_secs(5), || {
-        ready.exists()
-    });
+    let child = cluster
+        .redlock()
+        .args(held_a_minute(&script))
+        .spawn_until("the command to start", || ready.exists());
     let token = cluster.values(KEY)[0].clone().unwrap();
     signal(child.id() as i32, libc::SIGTERM);
-    let output = child.wait_with_output().unwrap();
+    let output = child.wait();
     assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
     assert_kept_instead_of(&cluster, &token);
     assert_eq!(status_json(&cluster)["kept"]["status"], "signal-15");
@@ -513,17 +538,20 @@ fn a_busy_lock_is_quiet_with_q_one_line_without_and_a_busy_event_in_json() {
 
 #[test]
 fn a_waiter_gets_a_kept_lock_when_the_hold_is_over() {
+    const HOLD: Duration = Duration::from_secs(2);
     let cluster = Cluster::start(3);
     let started = Instant::now();
+    let hold = format!("{}s", HOLD.as_secs());
     let kept = run(
         &cluster,
-        &["exec", "job", "--hold-at-least", "2s", "--", "true"],
+        &["exec", "job", "--hold-at-least", &hold, "--", "true"],
     );
     assert_eq!(kept.status.code(), Some(0), "{}", stderr_of(&kept));
     let token = cluster.acquire_token("job", &["--wait", "10s"]);
     // Nothing announces an expiry: the waiter retried when the kept key's TTL ran out.
-    assert!(started.elapsed() >= Duration::from_millis(1_900));
-    assert!(started.elapsed() < Duration::from_secs(6));
+    let took = started.elapsed();
+    assert!(took >= HOLD - CLOCK_SKEW, "{took:?}");
+    assert!(took < HOLD * 3, "{took:?}");
     // A quorum: a server whose kept key outlived the others' a moment may have refused.
     assert!(cluster.holding(KEY, &token) >= 2);
 }

@@ -1,12 +1,9 @@
 //! A crowd of waiters: a release wakes one of them, a dead or deaf waiter holds nobody up, the
 //! crowd survives a server dying, and waiters are served in the order they arrived.
 
-use crate::harness::*;
-use crate::waits::{
-    assert_exclusive, assert_won, finish, release_holder, spawn_waiter, spawn_workers, subscribers,
-};
+use crate::support::waiters::*;
+use crate::support::*;
 use std::collections::BTreeSet;
-use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,8 +14,8 @@ fn queue_waiters(
     cluster: &Cluster,
     count: usize,
     apart: Duration,
-    spawn: impl Fn(usize) -> Child,
-) -> Vec<Child> {
+    spawn: impl Fn(usize) -> Running,
+) -> Vec<Running> {
     let running = cluster.servers.iter().filter(|s| s.is_running()).count();
     (0..count)
         .map(|i| {
@@ -91,17 +88,16 @@ fn a_release_with_16_queued_waiters_makes_only_one_of_them_ask() {
     let acquirers = acquirers_while(&cluster.servers[0], || {
         release_holder(&cluster, &holder);
         // The first to arrive is the one woken, and it wins.
-        let first = finish(waiters.remove(0), Duration::from_secs(20));
+        let first = waiters.remove(0).wait();
         assert_won(&cluster, &first);
         // Before the fix every waiter asked within a few ms of the release; give any straggler
         // a moment to show itself.
         std::thread::sleep(Duration::from_millis(300));
     });
     assert_eq!(acquirers.len(), 1, "{acquirers:?}");
-    assert!(waiters.iter_mut().all(|w| w.try_wait().unwrap().is_none()));
-    for mut waiter in waiters {
-        let _ = waiter.kill();
-        let _ = waiter.wait();
+    assert!(waiters.iter_mut().all(|w| w.try_wait().is_none()));
+    for waiter in waiters {
+        waiter.kill();
     }
 }
 
@@ -109,12 +105,10 @@ fn a_release_with_16_queued_waiters_makes_only_one_of_them_ask() {
 fn a_killed_waiter_does_not_stall_the_waiters_behind_it() {
     let cluster = Cluster::start(3);
     let holder = cluster.acquire_token("job", &["--ttl", "60s"]);
-    // A retry delay of 20 s: the second waiter's own schedule would not ask before 20 s (half
-    // the delay, times two for its place in the queue). Only a wake-up explains sooner.
+    // With `WAITER_RETRY_DELAY`, the second waiter's own schedule would not ask before that long
+    // (half the delay, times two for its place in the queue). Only a wake-up explains sooner.
     let mut waiters = queue_waiters(&cluster, 2, Duration::ZERO, |_| spawn_waiter(&cluster, &[]));
-    let mut first = waiters.remove(0);
-    first.kill().unwrap();
-    first.wait().unwrap();
+    waiters.remove(0).kill();
     wait_for(
         "the killed waiter's subscriptions to close",
         Duration::from_secs(10),
@@ -122,10 +116,10 @@ fn a_killed_waiter_does_not_stall_the_waiters_behind_it() {
     );
     let released = Instant::now();
     release_holder(&cluster, &holder);
-    let second = finish(waiters.remove(0), Duration::from_secs(25));
+    let second = waiters.remove(0).wait();
     assert_eq!(second.status.code(), Some(0), "{}", stderr_of(&second));
     assert!(
-        released.elapsed() < Duration::from_secs(20),
+        released.elapsed() < WAITER_RETRY_DELAY,
         "the second waiter waited for its own schedule: {:?}",
         released.elapsed()
     );
@@ -151,7 +145,7 @@ fn a_waiter_whose_notification_is_lost_still_gets_the_lock() {
     }
     assert_eq!(subscribers(&cluster), 0);
     release_holder(&cluster, &holder);
-    let output = finish(waiter, Duration::from_secs(25));
+    let output = waiter.wait();
     assert_won(&cluster, &output);
 }
 
@@ -166,9 +160,10 @@ fn thirty_two_waiters_over_five_servers_keep_exclusion_when_one_server_dies() {
         n=$(cat "$DIR/counter"); echo $((n + 1)) > "$DIR/counter"
         rmdir "$DIR/inside""#;
     let script = r#"for i in 1 2 3 4 5; do
-          "$REDLOCK" exec job --wait 120s -- sh -c "$SECTION" || exit 1
+          "$REDLOCK" exec job --wait "$WAIT" -- sh -c "$SECTION" || exit 1
         done"#;
-    let workers = spawn_workers(&cluster, 32, script, dir.path(), &[("SECTION", section)]);
+    let crowd = (32, 5, Duration::from_secs(120));
+    let workers = spawn_workers(&cluster, crowd, script, dir.path(), &[("SECTION", section)]);
     let counter = || {
         std::fs::read_to_string(dir.path().join("counter"))
             .ok()
@@ -212,7 +207,7 @@ fn waiters_are_served_in_the_order_they_arrived() {
     });
     release_holder(&cluster, &holder);
     for waiter in waiters {
-        let output = finish(waiter, Duration::from_secs(30));
+        let output = waiter.wait();
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     }
     let served: Vec<String> = std::fs::read_to_string(&order)

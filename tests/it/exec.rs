@@ -1,29 +1,9 @@
 //! `redlock exec` against real servers and real processes: exit statuses, renewal, lost locks,
 //! signals, SIGKILL of redlock itself, process trees, mutual exclusion and re-entry.
 
-use crate::harness::*;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use crate::support::waiters::{assert_exclusive, spawn_workers};
+use crate::support::*;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
-
-pub(crate) fn read(path: &Path) -> String {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
-/// True while a process with `pid` exists and is not a zombie.
-pub(crate) fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
 
 #[test]
 fn exec_passes_the_exit_code_through_and_releases() {
@@ -115,88 +95,51 @@ fn exec_does_not_run_the_command_when_the_lock_is_busy() {
 
 #[test]
 fn exec_renews_the_lock_while_the_command_runs() {
+    // Renewed every TTL/3, so a TTL leaves a loaded machine room for a late renewal or two.
+    const TTL: Duration = Duration::from_secs(3);
     let cluster = Cluster::start(3);
-    let mut child = cluster.spawn(&[
-        "exec",
-        "job",
-        "--ttl",
-        "1s",
-        "--timeout",
-        "100ms",
-        "--",
-        "sleep",
-        "3",
-    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (running, done) = (dir.path().join("running"), dir.path().join("done"));
+    let child = cluster
+        .redlock()
+        .args(["exec", "job", "--ttl", &format!("{}s", TTL.as_secs())])
+        .args(["--timeout", "100ms", "--", "sh", "-c"])
+        .arg(until_file(&running, &done))
+        .spawn();
     wait_for("the lock to be taken", Duration::from_secs(5), || {
         cluster.values(KEY).iter().all(Option::is_some)
     });
     let token = cluster.values(KEY)[0].clone().unwrap();
     let started = Instant::now();
     let mut highest_pttl_after_expiry = 0;
-    // Past the 1 s ttl the key would be gone without renewal; watch it for 2 s.
-    while started.elapsed() < Duration::from_millis(2_000) {
+    // Past the TTL the key would be gone without renewal; watch it for half a TTL more, which
+    // holds at least one renewal.
+    while started.elapsed() < TTL + TTL / 2 {
         assert!(
             cluster.holding(KEY, &token) >= 2,
             "lost the lock at {:?}",
             started.elapsed()
         );
-        if started.elapsed() > Duration::from_millis(1_100) {
+        if started.elapsed() > TTL {
             highest_pttl_after_expiry = highest_pttl_after_expiry.max(cluster.servers[0].pttl(KEY));
         }
         cluster.redlock().args(["acquire", "job"]).assert().code(75);
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Right after a renewal the key has about a whole TTL again.
     assert!(
-        highest_pttl_after_expiry > 600,
+        highest_pttl_after_expiry > (TTL * 2 / 3).as_millis() as i64,
         "pttl was not refreshed: {highest_pttl_after_expiry}"
     );
-    let output = child.wait_with_output().unwrap();
+    std::fs::write(&done, "").unwrap();
+    let output = child.finish(SLACK);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
-    child = cluster.spawn(&["exec", "job", "--", "true"]);
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-}
-
-/// `redlock ARGS -- sh -c SCRIPT` with `$DIR` a fresh directory, returned once SCRIPT has run
-/// `touch "$DIR/ready"`.
-fn exec_until_ready(cluster: &Cluster, args: &[&str], script: &str) -> (Child, TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut command = cluster.process();
-    command
-        .env("DIR", dir.path())
-        .args(args)
-        .args(["--", "sh", "-c", script]);
-    let child = spawn_captured(command);
-    let ready = dir.path().join("ready");
-    wait_for("the command to start", Duration::from_secs(5), || {
-        ready.exists()
-    });
-    (child, dir)
-}
-
-/// A command that records SIGTERM in `marker` and otherwise runs for 30 s, with a grandchild
-/// whose pid goes to `grandchild`.
-fn long_command(marker: &Path, grandchild: &Path) -> String {
-    format!(
-        "trap 'echo term > {m}; kill $pid 2>/dev/null; exit 0' TERM; sleep 30 & pid=$!; echo $pid > {g}; wait",
-        m = marker.display(),
-        g = grandchild.display()
-    )
-}
-
-/// `redlock exec job --ttl 3s FLAGS -- sh -c <long_command>` in `dir`, once the command runs;
-/// with the file its TERM trap writes to.
-fn exec_long_command(cluster: &Cluster, dir: &Path, flags: &[&str]) -> (Child, PathBuf) {
-    let (marker, grandchild) = (dir.join("term"), dir.join("pid"));
-    let script = long_command(&marker, &grandchild);
-    let mut args = vec!["exec", "job", "--ttl", "3s"];
-    args.extend_from_slice(flags);
-    args.extend(["--", "sh", "-c", &script]);
-    let child = cluster.spawn(&args);
-    wait_for("the command to start", Duration::from_secs(5), || {
-        !read(&grandchild).is_empty()
-    });
-    (child, marker)
+    cluster
+        .redlock()
+        .args(["exec", "job", "--", "true"])
+        .assert()
+        .code(0);
 }
 
 #[test]
@@ -208,10 +151,11 @@ fn exec_stops_the_command_and_exits_125_when_the_key_is_taken_over() {
     for server in &cluster.servers {
         server.set(KEY, "someone-else");
     }
-    let output = child.wait_with_output().unwrap();
+    let output = child.finish(LONG_COMMAND_TTL + SLACK);
     assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
+    // Found at the next renewal, a third of the TTL away, and the command stopped at once.
     assert!(
-        started.elapsed() < Duration::from_secs(10),
+        started.elapsed() < LONG_COMMAND_TTL,
         "{:?}",
         started.elapsed()
     );
@@ -235,26 +179,17 @@ fn exec_stops_the_whole_process_tree_when_the_lock_is_lost() {
         "trap '' TERM; sleep 30 & echo $! > {}; wait; sleep 30",
         pidfile.display()
     );
-    let child = cluster.spawn(&[
-        "exec",
-        "job",
-        "--ttl",
-        "3s",
-        "--kill-after",
-        "500ms",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    wait_for("the grandchild to start", Duration::from_secs(5), || {
-        !read(&pidfile).is_empty()
-    });
+    let ttl = format!("{}s", LONG_COMMAND_TTL.as_secs());
+    let child = cluster
+        .redlock()
+        .args(["exec", "job", "--ttl", &ttl, "--kill-after", "500ms"])
+        .args(["--", "sh", "-c", &script])
+        .spawn_until("the grandchild to start", || !read(&pidfile).is_empty());
     let grandchild: i32 = read(&pidfile).parse().unwrap();
     for server in &cluster.servers {
         server.set(KEY, "someone-else");
     }
-    let output = child.wait_with_output().unwrap();
+    let output = child.finish(LONG_COMMAND_TTL + SLACK);
     assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
     wait_for("the grandchild to die", Duration::from_secs(2), || {
         !alive(grandchild)
@@ -265,19 +200,26 @@ fn exec_stops_the_whole_process_tree_when_the_lock_is_lost() {
 fn exec_stops_the_command_when_a_majority_of_servers_stops_answering() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
-    let flags = ["--timeout", "100ms", "--kill-after", "500ms"];
+    // The longest grace the TTL allows: the command is told to stop that much before the lease
+    // runs out, which leaves a loaded machine that much room.
+    let grace = format!("{}ms", (LONG_COMMAND_TTL / 3).as_millis());
+    let flags = ["--timeout", "100ms", "--kill-after", &grace];
     let (child, marker) = exec_long_command(&cluster, dir.path(), &flags);
     let started = Instant::now();
     cluster.servers[0].stop();
     cluster.servers[1].stop();
-    let output = child.wait_with_output().unwrap();
-    let elapsed = started.elapsed();
+    wait_for(
+        "the command to get SIGTERM",
+        LONG_COMMAND_TTL + SLACK,
+        || read(&marker) == "term",
+    );
+    let stopped = started.elapsed();
+    let output = child.finish(SLACK);
     cluster.servers[0].resume();
     cluster.servers[1].resume();
     assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
-    assert_eq!(read(&marker), "term");
-    // Stopped before the 3 s lease could run out on the servers.
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    // Stopped before the lease could run out on the servers.
+    assert!(stopped < LONG_COMMAND_TTL, "{stopped:?}");
     assert!(
         stderr_of(&output).contains("lost"),
         "{}",
@@ -299,8 +241,8 @@ fn signals_to_redlock_reach_the_command_and_the_lock_is_released() {
         );
         let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], &script);
         let marker = dir.path().join("got");
-        crate::harness::signal(child.id() as i32, signal);
-        let output = child.wait_with_output().unwrap();
+        crate::support::signal(child.id() as i32, signal);
+        let output = child.wait();
         assert_eq!(
             output.status.code(),
             Some(expected),
@@ -322,7 +264,7 @@ fn a_command_that_traps_a_signal_decides_the_exit_status() {
     let script = r#"trap 'exit 7' TERM; touch "$DIR/ready"; while :; do sleep 0.05; done"#;
     let (child, _dir) = exec_until_ready(&cluster, &["exec", "job"], script);
     signal(child.id() as i32, libc::SIGTERM);
-    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(7));
+    assert_eq!(child.wait().status.code(), Some(7));
     assert_eq!(cluster.values(KEY), vec![None]);
 }
 
@@ -332,76 +274,60 @@ fn sigkill_of_redlock_takes_the_command_and_its_children_down() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let script = format!("sleep 30 & echo $$ $! > {}; wait", pids.display());
-    let mut child = cluster.spawn(&[
-        "exec",
-        "job",
-        "--kill-after",
-        "1s",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    wait_for("the command to start", Duration::from_secs(5), || {
-        read(&pids).split(' ').count() == 2
-    });
+    const KILL_AFTER: Duration = Duration::from_secs(1);
+    let kill_after = format!("{}s", KILL_AFTER.as_secs());
+    let child = cluster
+        .redlock()
+        .args([
+            "exec",
+            "job",
+            "--kill-after",
+            &kill_after,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .spawn_until("the command to start", || {
+            read(&pids).split(' ').count() == 2
+        });
     let both: Vec<i32> = read(&pids).split(' ').map(|p| p.parse().unwrap()).collect();
     signal(child.id() as i32, libc::SIGKILL);
-    let _ = child.wait();
-    wait_for(
-        "the command and its child to die",
-        Duration::from_secs(3),
-        || both.iter().all(|&pid| !alive(pid)),
-    );
+    // SIGTERM at once, SIGKILL after the grace: gone well within three graces.
+    wait_for("the command and its child to die", KILL_AFTER * 3, || {
+        both.iter().all(|&pid| !alive(pid))
+    });
+    assert_eq!(child.wait().status.code(), None, "not killed");
 }
 
 #[test]
 fn exec_waiters_exclude_each_other_exactly() {
     let cluster = Cluster::start(5);
     let dir = tempfile::tempdir().unwrap();
-    let counter = dir.path().join("counter");
-    let inside = dir.path().join("inside");
-    let overlaps = dir.path().join("overlaps");
-    std::fs::write(&counter, "0").unwrap();
+    std::fs::write(dir.path().join("counter"), "0").unwrap();
     // A non-atomic read-increment-write with a pause inside, and a tripwire for overlap.
-    let section = format!(
-        "if [ -e {i} ]; then echo overlap >> {o}; fi; touch {i}; n=$(cat {c}); sleep 0.01; echo $((n+1)) > {c}; rm -f {i}",
-        i = inside.display(),
-        o = overlaps.display(),
-        c = counter.display()
-    );
-    let per_process = 4;
-    let workers: Vec<Child> = (0..8)
-        .map(|_| {
-            let loop_script = format!(
-                "for i in $(seq {per_process}); do \"$REDLOCK_BIN\" exec job --wait 60s --retry-delay 20ms -- sh -c '{section}' || exit 1; done"
-            );
-            Command::new("sh")
-                .args(["-c", &loop_script])
-                .env("REDLOCK_BIN", redlock_path())
-                .env("REDLOCK_SERVERS", cluster.urls())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for worker in workers {
-        let output = worker.wait_with_output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    }
-    assert_eq!(read(&counter), (8 * per_process).to_string());
-    assert!(!overlaps.exists(), "two commands ran at once");
+    let section = r#"if [ -e "$DIR/inside" ]; then echo overlap >> "$DIR/errors"; fi
+        touch "$DIR/inside"; n=$(cat "$DIR/counter"); sleep 0.01
+        echo $((n+1)) > "$DIR/counter"; rm -f "$DIR/inside""#;
+    let script = r#"for i in $(seq "$SECTIONS"); do
+          "$REDLOCK" exec job --wait "$WAIT" --retry-delay 20ms -- sh -c "$SECTION" || exit 1
+        done"#;
+    let (workers, sections) = (8, 4);
+    let crowd = (workers, sections, Duration::from_secs(60));
+    let count = sections.to_string();
+    let env = [("SECTION", section), ("SECTIONS", count.as_str())];
+    let running = spawn_workers(&cluster, crowd, script, dir.path(), &env);
+    assert_exclusive(running, dir.path(), workers * sections as usize);
 }
 
 #[test]
 fn exec_inside_exec_reenters_without_releasing_the_outer_lock() {
     let cluster = Cluster::start(3);
-    let script =
-        "\"$REDLOCK_BIN\" exec job --wait 0s -- sh -c 'echo inner $REDLOCK_TOKEN' || exit 9; \
-                  \"$REDLOCK_BIN\" status job >/dev/null || exit 8; echo outer $REDLOCK_TOKEN";
+    let script = "redlock exec job --wait 0s -- sh -c 'echo inner $REDLOCK_TOKEN' || exit 9; \
+                  redlock status job >/dev/null || exit 8; echo outer $REDLOCK_TOKEN";
     let output = cluster
         .redlock()
-        .env("REDLOCK_BIN", redlock_path())
+        .env("PATH", path_with_redlock())
         .args(["exec", "job", "--", "sh", "-c", script])
         .output()
         .unwrap();
@@ -461,10 +387,7 @@ fn exec_logs_its_lifecycle_as_json_lines() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(4), "{}", stderr_of(&output));
-    let events: Vec<serde_json::Value> = stderr_of(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
+    let events = json_lines(&stderr_of(&output));
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["event"].as_str().unwrap())
@@ -487,10 +410,11 @@ fn exec_logs_its_lifecycle_as_json_lines() {
 #[test]
 fn exec_logs_the_loss_and_its_reason() {
     let cluster = Cluster::start(1);
-    let args = ["--log-format", "json", "exec", "job", "--ttl", "3s"];
+    let ttl = format!("{}s", LONG_COMMAND_TTL.as_secs());
+    let args = ["--log-format", "json", "exec", "job", "--ttl", &ttl];
     let (child, _dir) = exec_until_ready(&cluster, &args, r#"touch "$DIR/ready"; sleep 30"#);
     cluster.servers[0].set(KEY, "someone-else");
-    let output = child.wait_with_output().unwrap();
+    let output = child.finish(LONG_COMMAND_TTL + SLACK);
     assert_eq!(output.status.code(), Some(125));
     let lost: Vec<serde_json::Value> = stderr_of(&output)
         .lines()
@@ -529,15 +453,16 @@ fn exec_releases_even_when_its_idle_connections_were_closed() {
 #[test]
 fn exec_paused_past_its_validity_says_so_and_stops_the_command() {
     let cluster = Cluster::start(1);
-    let args = ["exec", "job", "--ttl", "3s"];
+    let ttl = format!("{}s", LONG_COMMAND_TTL.as_secs());
+    let args = ["exec", "job", "--ttl", &ttl];
     let (child, _dir) = exec_until_ready(&cluster, &args, r#"touch "$DIR/ready"; sleep 30"#);
     signal(child.id() as i32, libc::SIGSTOP);
     // The servers' clocks run on while redlock is stopped: wait for the key to expire there.
-    wait_for("the key to expire", Duration::from_secs(10), || {
+    wait_for("the key to expire", LONG_COMMAND_TTL + SLACK, || {
         cluster.servers[0].get(KEY).is_none()
     });
     signal(child.id() as i32, libc::SIGCONT);
-    let output = child.wait_with_output().unwrap();
+    let output = child.finish(SLACK);
     let stderr = stderr_of(&output);
     assert_eq!(output.status.code(), Some(125), "{stderr}");
     assert!(

@@ -2,17 +2,12 @@
 //! is stopped, restarted empty or slow, visible to exec's command, acquire, status and the log,
 //! and kept in a counter key that no lock name can reach.
 
-use crate::harness::*;
+use crate::support::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 const COUNTER: &str = "redlock:job\u{1f}fence";
-
-fn json(output: &std::process::Output) -> serde_json::Value {
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
-    serde_json::from_str(&stdout_of(output)).expect("acquire --json prints JSON")
-}
 
 /// `acquire job --fence --json` then `release`; returns the fence.
 fn grant(cluster: &Cluster, timeout: &str) -> u64 {
@@ -274,17 +269,11 @@ fn exec_fence_gives_the_command_its_fence_and_nested_execs_the_right_one() {
         .args(["exec", "job", "--fence", "--", "true"])
         .output()
         .unwrap();
-    let acquired = stderr_of(&output)
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+    let acquired = json_lines(&stderr_of(&output))
+        .into_iter()
         .find(|event| event["event"] == "acquired")
         .expect("an acquired event");
     assert_eq!(acquired["fence"], 3);
-}
-
-fn path_with_redlock() -> String {
-    let dir = redlock_path().parent().unwrap().display().to_string();
-    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
 }
 
 /// `workers` processes, each making `grants` `exec --fence` grants of one name over 5 servers,

@@ -6,7 +6,7 @@
 //! `.ci/run` installs them (pip, and npm into `target/interop`); on a machine without them these
 //! tests say so and pass, except under CI (`CI` set), where a missing client is a failure.
 
-use crate::harness::*;
+use crate::support::*;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -89,16 +89,21 @@ fn pottery_and_redis_py_are_refused_while_shared_holders_hold_the_lock() {
     );
 }
 
-/// node-redlock takes `redlock:job` on every server, says so, and holds it until stdin closes.
+/// node-redlock takes `redlock:job` on every server, says so, and holds it until the file
+/// named second appears.
 const NODE: &str = r#"
+const fs = require('fs');
 const Redis = require('ioredis');
 const Redlock = require('redlock');
 const clients = process.argv[1].split(',').map((url) => new Redis(url));
 const redlock = new Redlock(clients, { retryCount: 0 });
 redlock.lock('redlock:job', 60000).then((lock) => {
   console.log('held');
-  process.stdin.on('data', () => {});
-  process.stdin.on('end', () => lock.unlock().finally(() => process.exit(0)));
+  const done = setInterval(() => {
+    if (!fs.existsSync(process.argv[2])) return;
+    clearInterval(done);
+    lock.unlock().finally(() => process.exit(0));
+  }, 20);
 }, (err) => { console.log('refused', err.message); process.exit(1); });
 "#;
 
@@ -108,14 +113,16 @@ fn a_shared_acquire_is_busy_while_node_redlock_holds_the_lock() {
         return;
     }
     let cluster = Cluster::start(3);
-    let mut node = Command::new("node")
-        .env("NODE_PATH", node_modules())
-        .args(["-e", NODE, &cluster.urls()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("node runs");
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    let mut node = Command::new("node");
+    node.env("NODE_PATH", node_modules()).args([
+        "-e",
+        NODE,
+        &cluster.urls(),
+        &release.display().to_string(),
+    ]);
+    let node = Cmd::new(node).deadline(Duration::from_secs(60)).spawn();
     wait_for(
         "node-redlock to hold the lock",
         Duration::from_secs(20),
@@ -131,8 +138,8 @@ fn a_shared_acquire_is_busy_while_node_redlock_holds_the_lock() {
         .values(KEY)
         .iter()
         .all(|v| v.as_deref() != Some("redlock:shared")));
-    drop(node.stdin.take());
-    let output = crate::waits::finish(node, Duration::from_secs(20));
+    std::fs::write(&release, "").unwrap();
+    let output = node.finish(Duration::from_secs(20));
     assert_eq!(stdout_of(&output), "held", "{}", stderr_of(&output));
     // Released by node-redlock: now the shared acquire gets it.
     cluster.acquire_token("job", &["--shared"]);

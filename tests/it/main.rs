@@ -1,9 +1,7 @@
-//! Integration tests: the real `redlock` binary against real redis-server processes.
+//! Integration tests: the real `redlock` binary against real redis-server processes. Shared
+//! helpers live in `support/`; every other module holds tests.
 
-mod groups;
-mod harness;
-mod interop;
-mod proxy;
+mod support;
 
 mod cli;
 mod cron;
@@ -12,10 +10,11 @@ mod engine;
 mod exec;
 mod faults;
 mod fence;
+mod interop;
 mod ops;
 mod partial;
 mod queue;
 mod semaphore;
 mod sentinel;
 mod shared;
-pub mod waits;
+mod waits;

@@ -3,8 +3,8 @@
 //! release wakes a whole batch of shared waiters at the head and only them, and `status` lists
 //! who waits, in order.
 
-use crate::harness::*;
-use crate::waits::{finish, release_holder, spawn_waiter, spawn_workers, subscribers};
+use crate::support::waiters::{release_holder, spawn_waiter, spawn_workers, subscribers};
+use crate::support::*;
 use std::time::Duration;
 
 const QUEUE: &str = "redlock:job\u{1f}queue";
@@ -71,7 +71,7 @@ fn a_winner_refused_on_a_minority_server_leaves_the_queue_there_too() {
     for server in &cluster.servers {
         assert_eq!(queued(server), Vec::<String>::new(), "{}", server.url());
     }
-    let output = finish(waiter, Duration::from_secs(20));
+    let output = waiter.finish(Duration::from_secs(20));
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
 }
 
@@ -80,7 +80,7 @@ fn a_waiter_that_gives_up_leaves_the_queue_on_every_server() {
     let cluster = Cluster::start(3);
     let _holder = cluster.acquire_token("job", &["--ttl", "60s"]);
     let waiter = spawn_waiter(&cluster, &["--wait", "1s", "--retry-delay", "200ms"]);
-    let output = finish(waiter, Duration::from_secs(20));
+    let output = waiter.finish(Duration::from_secs(20));
     assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
     for server in &cluster.servers {
         assert_eq!(queued(server), Vec::<String>::new(), "{}", server.url());
@@ -97,11 +97,12 @@ fn a_crowd_of_waiters_leaves_nothing_on_any_server() {
     let cluster = Cluster::start(5);
     let dir = tempfile::tempdir().unwrap();
     let script = r#"for i in 1 2 3; do
-          "$REDLOCK" exec job --wait 120s -- true || exit 1
+          "$REDLOCK" exec job --wait "$WAIT" -- true || exit 1
         done"#;
-    let workers = spawn_workers(&cluster, 12, script, dir.path(), &[]);
+    let wait = Duration::from_secs(120);
+    let workers = spawn_workers(&cluster, (12, 3, wait), script, dir.path(), &[]);
     for worker in workers {
-        let output = finish(worker, Duration::from_secs(120));
+        let output = worker.wait();
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     }
     // The last section's release found nobody queued and deleted the key: no reservation
@@ -252,8 +253,7 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
         .find(&format!("pid {}", waiters[1].id()))
         .expect("second");
     assert!(first < second, "{text}");
-    for mut waiter in waiters {
-        let _ = waiter.kill();
-        let _ = waiter.wait();
+    for waiter in waiters {
+        waiter.kill();
     }
 }

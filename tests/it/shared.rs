@@ -3,8 +3,8 @@
 //! gone after its TTL, writers not starved, a batch of shared waiters woken together, and
 //! re-entry rules.
 
-use crate::harness::*;
-use crate::waits::{finish, spawn_workers, subscribers};
+use crate::support::waiters::{spawn_workers, subscribers};
+use crate::support::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -168,7 +168,7 @@ fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
     let ttl = Duration::from_secs(3);
     let dir = tempfile::tempdir().unwrap();
     let started = dir.path().join("started");
-    let mut holder = cluster.spawn(&[
+    let holder = cluster.spawn(&[
         "exec",
         "job",
         "--shared",
@@ -184,9 +184,10 @@ fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
         Duration::from_secs(10),
         || started.exists(),
     );
-    holder.kill().unwrap();
+    // SIGKILL to redlock alone, as a crash would: its guardian stops the command.
+    signal(holder.id() as i32, libc::SIGKILL);
     let killed = Instant::now();
-    holder.wait().unwrap();
+    holder.finish(Duration::from_secs(10));
     // Its share is still there: the writer must wait for its TTL, not less.
     let writer = run(&cluster, &["acquire", "job"]);
     assert_eq!(writer.status.code(), Some(75), "{}", stderr_of(&writer));
@@ -226,7 +227,7 @@ fn a_shared_holder_whose_share_is_forced_away_stops_its_command() {
         assert_eq!(readers(server), Vec::<String>::new());
     }
     // Lost at the next renewal (a third of the TTL), then stopped.
-    let output = finish(holder, Duration::from_secs(20));
+    let output = holder.finish(Duration::from_secs(20));
     assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
 }
 
@@ -241,11 +242,12 @@ fn the_command_of_a_shared_exec_sees_redlock_shared_and_may_reenter_shared_only(
         r = redlock.display()
     );
     let dir = tempfile::tempdir().unwrap();
-    let mut command = cluster.process();
-    command
+    let output = cluster
+        .redlock()
         .env("DIR", dir.path())
-        .args(["exec", "job", "--shared", "--", "sh", "-c", &script]);
-    let output = finish(spawn_captured(command), Duration::from_secs(30));
+        .args(["exec", "job", "--shared", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let lines = stdout_of(&output);
     assert!(lines.contains("shared=1"), "{lines}");
@@ -374,7 +376,7 @@ fn a_writer_release_wakes_every_shared_waiter_behind_it_together() {
     );
     std::fs::write(&go, "").unwrap();
     for reader in readers {
-        let output = finish(reader, Duration::from_secs(20));
+        let output = reader.finish(Duration::from_secs(20));
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     }
 }
@@ -394,7 +396,13 @@ fn a_writer_that_waits_is_not_starved_by_a_stream_of_readers() {
         stop = stop.display(),
         log = log.display()
     );
-    let workers = spawn_workers(&cluster, 1, &stream, dir.path(), &[]);
+    let workers = spawn_workers(
+        &cluster,
+        (1, 1, Duration::from_secs(60)),
+        &stream,
+        dir.path(),
+        &[],
+    );
     wait_for("readers to overlap", Duration::from_secs(10), || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.lines().count() >= 3)
     });
@@ -421,7 +429,7 @@ fn a_writer_that_waits_is_not_starved_by_a_stream_of_readers() {
         "the writer waited {waited:?}"
     );
     for worker in workers {
-        let output = finish(worker, Duration::from_secs(60));
+        let output = worker.wait();
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     }
     // Readers kept arriving while the writer waited: some got in only after it.
@@ -452,24 +460,25 @@ fn mixed_crowd(cluster: &Cluster, dir: &Path, readers: usize, writers: usize, se
         [ ! -d "$DIR/writer" ] || echo "reader beside a writer" >> "$DIR/errors"
         echo r >> "$DIR/sections"; rm "$DIR/readers/$$""#;
     let script = format!(
-        r#"for i in $(seq {sections}); do "$REDLOCK" exec job $MODE --wait 60s -- sh -c "$SECTION" || exit 1; done"#
+        r#"for i in $(seq {sections}); do "$REDLOCK" exec job $MODE --wait "$WAIT" -- sh -c "$SECTION" || exit 1; done"#
     );
+    let wait = Duration::from_secs(60);
     let mut workers = spawn_workers(
         cluster,
-        readers,
+        (readers, sections as u32, wait),
         &script,
         dir,
         &[("MODE", "--shared"), ("SECTION", reader)],
     );
     workers.extend(spawn_workers(
         cluster,
-        writers,
+        (writers, sections as u32, wait),
         &script,
         dir,
         &[("MODE", ""), ("SECTION", writer)],
     ));
     for worker in workers {
-        let output = finish(worker, Duration::from_secs(180));
+        let output = worker.wait();
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     }
 }

@@ -1,8 +1,8 @@
-//! One redis-server process on a free loopback port, killed by pid on drop: shared by the
-//! integration tests (`tests/it/harness.rs`) and the benchmark (`bench/redlock.rs`), which both
-//! include this file with `#[path]`.
+//! One redis-server process on a free loopback port, killed by pid on drop, and the command line
+//! every test server starts from: shared by the integration tests (`tests/it/support/`) and the
+//! benchmark (`bench/redlock.rs`, which includes this file with `#[path]`).
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -202,6 +202,31 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// True if a TCP connection to `port` is refused (nothing listening).
+pub fn port_closed(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port)).is_err()
+}
+
+/// Runs `command` and waits until it listens on `port`; `None` (nothing left running) if it
+/// exited first, e.g. because another process took the port. Listening means ready: redis binds
+/// its ports after loading (nothing to load here).
+pub fn spawn_listening(mut command: std::process::Command, port: u16) -> Option<Child> {
+    let mut child = command.spawn().expect("cannot run redis-server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if !port_closed(port) {
+            return Some(child);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 /// Sends `signal` to the process `pid` (a negative pid: to that process group).

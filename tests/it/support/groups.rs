@@ -3,7 +3,8 @@
 //! free loopback ports, killed by pid on drop. Short `down-after-milliseconds` and
 //! `failover-timeout` keep failovers quick.
 
-use crate::harness::{free_port, server_command_from, signal, spawn_listening, wait_for, Redis};
+use super::redis_server::{free_port, server_command_from, signal, spawn_listening, Redis};
+use super::wait_for;
 use std::collections::HashMap;
 use std::process::Child;
 use std::time::Duration;

@@ -1,0 +1,40 @@
+//! What the integration tests share, one concern per file; test files hold tests. Most tests
+//! take all of it with `use crate::support::*`.
+//!
+//! - `redis_server`: one redis-server on a free port (also the benchmark's).
+//! - `cluster`: N servers as one lock sees them, and a black-holed server.
+//! - `process`: the one way a test runs redlock, with a deadline, and reads what it printed.
+//! - `commands`: commands run under `redlock exec`, and what they leave behind.
+//! - `waiters`: waiting acquires, their wake-up channels, crowds of shell workers.
+//! - `tls`: certificates and TLS-only servers.
+//! - `groups`: Sentinel-managed groups.
+//! - `proxy`: the fault proxy between redlock and a server.
+
+pub mod cluster;
+pub mod commands;
+pub mod groups;
+pub mod process;
+pub mod proxy;
+pub mod redis_server;
+pub mod tls;
+pub mod waiters;
+
+pub use cluster::*;
+pub use commands::*;
+pub use process::*;
+pub use redis_server::*;
+pub use tls::*;
+
+use std::time::{Duration, Instant};
+
+/// Waits for `condition` to hold, polling; panics with `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("timed out after {limit:?} waiting for {what}");
+}

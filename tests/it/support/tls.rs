@@ -1,0 +1,158 @@
+//! TLS for the tests: a CA with server and client certificates made by the openssl CLI, and
+//! redis-server processes that speak TLS only.
+
+use super::redis_server::{free_port, server_command, signal, spawn_listening};
+use std::process::Child;
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, made by the openssl CLI
+/// in a temp dir (P-256 keys: quick to make).
+pub struct Certs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Certs {
+    pub fn generate() -> Certs {
+        let certs = Certs {
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        certs.openssl(
+            &["req", "-x509"],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=redlock test CA",
+            ],
+        );
+        for (name, ext) in [
+            (
+                "server",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+            ),
+            ("client", "extendedKeyUsage=clientAuth\n"),
+        ] {
+            std::fs::write(certs.path(&format!("{name}.ext")), ext).unwrap();
+            certs.openssl(
+                &["req"],
+                &ec,
+                &[
+                    "-keyout",
+                    &format!("{name}.key"),
+                    "-out",
+                    &format!("{name}.csr"),
+                    "-subj",
+                    &format!("/CN={name}"),
+                ],
+            );
+            certs.openssl(
+                &["x509", "-req"],
+                &[],
+                &[
+                    "-in",
+                    &format!("{name}.csr"),
+                    "-CA",
+                    "ca.crt",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-days",
+                    "2",
+                    "-out",
+                    &format!("{name}.crt"),
+                    "-extfile",
+                    &format!("{name}.ext"),
+                ],
+            );
+        }
+        certs
+    }
+
+    fn openssl(&self, head: &[&str], key: &[&str], tail: &[&str]) {
+        let output = std::process::Command::new("openssl")
+            .args(head)
+            .args(key)
+            .args(tail)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("cannot run openssl: install it (Debian/Ubuntu: apt-get install openssl)");
+        assert!(
+            output.status.success(),
+            "openssl {head:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// The path of `ca.crt`, `server.key`, `client.crt`… as a string for argv.
+    pub fn path(&self, file: &str) -> String {
+        self.dir.path().join(file).display().to_string()
+    }
+}
+
+/// A redis-server that speaks TLS only, with the certificates of `certs`. With
+/// `require_client_cert`, it refuses clients without a certificate signed by the CA.
+pub struct TlsRedis {
+    pub port: u16,
+    child: Option<Child>,
+    _dir: tempfile::TempDir,
+}
+
+impl TlsRedis {
+    pub fn start(certs: &Certs, require_client_cert: bool) -> TlsRedis {
+        for _ in 0..20 {
+            let port = free_port();
+            let dir = tempfile::tempdir().expect("temp dir");
+            let mut command = server_command(dir.path());
+            command
+                .args(["--port", "0", "--tls-port", &port.to_string()])
+                .args(["--tls-cert-file", &certs.path("server.crt")])
+                .args(["--tls-key-file", &certs.path("server.key")])
+                .args(["--tls-ca-cert-file", &certs.path("ca.crt")])
+                .args([
+                    "--tls-auth-clients",
+                    if require_client_cert { "yes" } else { "no" },
+                ]);
+            if let Some(child) = spawn_listening(command, port) {
+                return TlsRedis {
+                    port,
+                    child: Some(child),
+                    _dir: dir,
+                };
+            }
+        }
+        panic!("could not start a TLS redis-server (is redis-server built with TLS?)");
+    }
+
+    pub fn url(&self) -> String {
+        format!("rediss://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().expect("server is running").id() as i32
+    }
+
+    pub fn stop(&self) {
+        signal(self.pid(), libc::SIGSTOP);
+    }
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            signal(child.id() as i32, libc::SIGCONT);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
