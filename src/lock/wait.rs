@@ -63,9 +63,10 @@ pub(crate) struct RetryPolicy {
 
 /// After the first server announced a release to us, how long at most we wait for the same
 /// release from a quorum of servers before asking, so that our SET does not overtake the release
-/// still on its way to them (it would be refused there). Not from every server: the slowest
-/// would set the pace of every handover. Normally the notifications arrive within a fraction of
-/// a millisecond of each other; this bound only matters when one of them never comes.
+/// still on its way to them (it would be refused there); without a quorum, the pause goes on
+/// (more wake-ups count on). Not from every server: the slowest would set the pace of every
+/// handover. Normally the notifications arrive within a fraction of a millisecond of each other;
+/// this bound only matters when one of them never comes.
 const WAKE_GATHER: Duration = Duration::from_millis(25);
 /// After the holder's observed TTL runs out, a random part of this before asking again.
 const EXPIRY_SPREAD: Duration = Duration::from_millis(5);
@@ -84,7 +85,8 @@ impl Redlock {
     /// `new_token` makes a fresh token for every attempt.
     ///
     /// A waiter queues on every server (arrival order) and subscribes to its own wake-up
-    /// channel; a release wakes only the first live waiter in the queue, which asks at once.
+    /// channel; a release wakes only the first live waiter in the queue, which asks as soon as a
+    /// quorum of servers woke it.
     /// Everyone else sleeps on their own schedule: the jittered retry delay stretched by their
     /// place in the queue; the head also wakes when the holder's observed TTL runs out (an
     /// expiry announces nothing). Subscriptions are made only once the first attempt failed,
@@ -185,14 +187,31 @@ impl Redlock {
                 holder: seen.holder,
                 holder_ttl: seen.ttl,
             };
-            let report: Option<&mut dyn FnMut(&WaitProgress)> = match progress {
-                Some(ref mut report) => Some(&mut **report),
-                None => None,
-            };
-            let interrupted = match pause_reporting(wakes, pause, started, &status, report) {
-                Some(Wake::Interrupted(signal)) => Some(signal),
-                Some(Wake::Released) => gather_released(wakes, self.quorum() - 1),
-                None => None,
+            // A release wakes us from every server where it handed the lock to us; we ask once
+            // a quorum of them did, since only then can our SETs win. A lone wake-up most often
+            // comes from a release that reached one server late, after another waiter won the
+            // others: asking on it would cost every server a request for nothing. If we are
+            // wanted after all, more wake-ups or our own schedule bring us back.
+            let (until, needed) = (BootInstant::now().add(pause), self.quorum());
+            let mut heard = 0;
+            let interrupted = loop {
+                let report: Option<&mut dyn FnMut(&WaitProgress)> = match progress {
+                    Some(ref mut report) => Some(&mut **report),
+                    None => None,
+                };
+                match pause_reporting(wakes, until.remaining(), started, &status, report) {
+                    Some(Wake::Interrupted(signal)) => break Some(signal),
+                    Some(Wake::Released) => {
+                        match gather_released(wakes, needed.saturating_sub(heard + 1)) {
+                            (_, Some(signal)) => break Some(signal),
+                            (more, None) => heard += 1 + more,
+                        }
+                        if heard >= needed || until.has_passed() {
+                            break None;
+                        }
+                    }
+                    None => break None,
+                }
             };
             if let Some(signal) = interrupted {
                 if let Some(waiter) = waiter.as_ref().filter(|_| queued) {
@@ -281,19 +300,21 @@ fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<
 }
 
 /// Waits up to `WAKE_GATHER` for `more` further notifications of the same release (one per
-/// server), returning early with a signal if one arrives meanwhile.
-fn gather_released(wakes: Option<&Receiver<Wake>>, more: usize) -> Option<i32> {
-    let wakes = wakes?;
+/// server): how many came, and a signal if one arrived meanwhile (which ends the wait).
+fn gather_released(wakes: Option<&Receiver<Wake>>, more: usize) -> (usize, Option<i32>) {
+    let Some(wakes) = wakes else {
+        return (0, None);
+    };
     let until = BootInstant::now().add(WAKE_GATHER);
     let mut heard = 0;
     while heard < more {
         match wakes.recv_timeout(until.remaining()) {
-            Ok(Wake::Interrupted(signal)) => return Some(signal),
+            Ok(Wake::Interrupted(signal)) => return (heard, Some(signal)),
             Ok(Wake::Released) => heard += 1,
             Err(_) => break,
         }
     }
-    None
+    (heard, None)
 }
 
 /// A uniformly random duration in [0, max].

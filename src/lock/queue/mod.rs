@@ -18,7 +18,8 @@
 //!    shared waiter at the head is woken together with every shared waiter right behind it, a
 //!    batch, and the reservation is then `next:readers`. A release never hands the lock to the
 //!    releasing process's own entry.
-//! 4. **Take over.** The woken waiter asks at once; on each server its acquire script replaces
+//! 4. **Take over.** The woken waiter asks as soon as a quorum of servers woke it (wait.rs); on
+//!    each server its acquire script replaces
 //!    the reservation that names it with its token, exactly as a SET NX would have set a free
 //!    key. Nobody else's SET can replace it, so a newcomer does not overtake the waiter.
 //! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
