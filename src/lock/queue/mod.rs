@@ -19,9 +19,9 @@
 //!    batch, and the reservation is then `next:readers`. A release never hands the lock to the
 //!    releasing process's own entry.
 //! 4. **Take over.** The woken waiter asks as soon as a quorum of servers woke it (wait.rs); on
-//!    each server its acquire script replaces
-//!    the reservation that names it with its token, exactly as a SET NX would have set a free
-//!    key. Nobody else's SET can replace it, so a newcomer does not overtake the waiter.
+//!    each server its acquire script replaces the reservation that names it with its token,
+//!    exactly as a SET NX would have set a free key. Nobody else's SET can replace it, so a
+//!    newcomer does not overtake the waiter.
 //! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
 //!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
 //!    servers the round did not wait for. It also publishes `done` on its own channel, so that
