@@ -33,6 +33,7 @@
 //! which slots are free pick the same one) and rotated at random on every attempt (so no slot is
 //! always tried first, and a slot held for long does not make every waiter queue behind it).
 
+use super::engine::{Held, LockError, Redlock};
 use super::keys;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
@@ -41,7 +42,6 @@ use super::script::Lua;
 use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
-use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::sync::Arc;
 use std::time::Duration;

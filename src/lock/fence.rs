@@ -41,11 +41,11 @@
 //! `status` can tell whether the current holder has a fence). Lock names cannot contain control
 //! characters, so no lock name's key can collide with it.
 
+use super::engine::{Held, LockError, Redlock};
 use super::keys;
 use super::nodes::Reply;
 use super::quorum::{self, tally};
 use super::script::Lua;
-use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
 

@@ -3,13 +3,13 @@
 //! when the token holds the lock on only some of them, and touch nothing when it holds the lock
 //! in the other mode.
 
+use super::engine::{Held, LockError, Redlock};
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
 use super::script::Lua;
 use super::shared;
 use super::target::Target;
-use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
 

@@ -2,13 +2,13 @@
 //! waits in its queue, every lock under a prefix, which slot a token holds, and the forced
 //! delete for stuck locks. The verdict on what the servers said is verdict.rs's.
 
+use super::engine::{LockError, Redlock};
 use super::keys::{self, Listed};
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::script::Lua;
 use super::target::Target;
 use super::verdict::{describe_state, key_state, KeyState, ServerState};
-use super::{LockError, Redlock};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -2,11 +2,11 @@
 //! for a kept value which expires when the hold is over. Why that is safe is argued in
 //! `crate::hold`, which decides the numbers.
 
+use super::engine::{LockError, Redlock};
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
 use super::script::Lua;
 use super::target::Target;
-use super::{LockError, Redlock};
 use crate::clock::BootInstant;
 use std::time::Duration;
 

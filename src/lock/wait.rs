@@ -2,11 +2,11 @@
 //! by that place and bounded by the holder's observed TTL, cut short by the release that wakes us
 //! (pub/sub) and by signals.
 
+use super::engine::{Held, LockError, Redlock};
 use super::queue::{self, Subscriptions, Waiter};
 use super::target::{Kind, Target};
 use super::verdict::{describe_foreign, describe_token};
 use super::vote::Seen;
-use super::{Held, LockError, Redlock};
 use crate::clock::BootInstant;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;

@@ -3,13 +3,13 @@
 //! any reservation left for it. Both go out as one script, sent with its source because it may
 //! follow a request whose reply is late (`Lua::eval`).
 
+use super::engine::Redlock;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::script::Lua;
 use super::shared;
 use super::target::Target;
 use super::vote::Vote;
-use super::Redlock;
 use std::sync::Arc;
 
 /// The clean-up after an attempt: deletes our token (ARGV[1]) from whichever of KEYS (all but
