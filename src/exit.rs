@@ -85,17 +85,17 @@ struct Row {
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
-        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status",
+        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open",
         exec: true,
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum; `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open",
         exec: false,
     },
     Row {
         outcome: Outcome::Usage,
-        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server",
+        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server (`latch done`/`wait` without `--count` on a latch no server knows: nothing was written)",
         exec: true,
     },
     Row {
@@ -110,7 +110,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Busy { code: BUSY },
-        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock",
+        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock; `latch`: not open within `--wait`, expired while waited on, or it exists with another count",
         exec: true,
     },
     Row {

@@ -9,6 +9,7 @@ mod exit;
 mod generate;
 mod hold;
 mod human;
+mod latch;
 mod lock;
 mod oneshot;
 mod progress;

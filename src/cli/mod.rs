@@ -4,6 +4,7 @@
 
 mod commands;
 mod global;
+mod latch;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -11,6 +12,9 @@ pub(crate) use commands::{
     AcquireArgs, ExecArgs, ExtendArgs, GenerateArgs, Generated, ReleaseArgs, StatusArgs, TakeArgs,
 };
 pub(crate) use global::{LogFormat, OutputArgs, ServerArgs};
+pub(crate) use latch::{
+    LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -74,6 +78,10 @@ Examples:
     /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost
     #[command(after_help = exec_help())]
     Exec(ExecArgs),
+
+    /// A countdown latch: wait until N jobs on other hosts are done (set, done, wait, status)
+    #[command(after_help = latch::help())]
+    Latch(LatchArgs),
 
     /// Write shell completions or man pages (for packagers)
     #[command(hide = true)]

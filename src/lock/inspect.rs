@@ -303,7 +303,7 @@ impl Redlock {
 }
 
 /// Escapes SCAN's glob characters so a prefix matches itself only.
-fn glob_escape(text: &str) -> String {
+pub(super) fn glob_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "*?[]\\".contains(c) {

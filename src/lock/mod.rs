@@ -9,6 +9,7 @@
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
 //! - inspect.rs: reading what the servers hold; verdict.rs: the quorum's verdict on it.
+//! - latch/: the countdown latch (`redlock latch`), on the same rounds, scripts and listeners.
 //! - nodes/: one round of requests to every server; quorum.rs: the arithmetic of a round;
 //!   script.rs: the Lua scripts' cache; observe.rs: rounds shown to `-v`.
 
@@ -18,6 +19,7 @@ mod holder;
 mod inspect;
 mod keep;
 pub(crate) mod keys;
+pub(crate) mod latch;
 mod nodes;
 mod observe;
 mod queue;
