@@ -10,6 +10,7 @@ mod engine;
 mod exec;
 mod faults;
 mod fence;
+mod latch;
 mod ops;
 mod partial;
 mod queue;

@@ -63,8 +63,8 @@ impl Redlock {
         let give_up_at = BootInstant::now().add(how.wait);
         let mut view = View::new(self.nodes.len());
         let mut subscriptions: Option<Subscriptions> = None;
-        // Whether a quorum was seen holding it, and until when it should then live.
-        let mut held = false;
+        // What a quorum was last seen holding, and until when it should then live.
+        let mut held: Option<Counting> = None;
         let mut held_until: Option<BootInstant> = None;
         // Whether a quorum answered any read yet.
         let mut decided = false;
@@ -80,17 +80,17 @@ impl Redlock {
             match counting.state {
                 LatchState::Open => return Ok(Waited::Open(counting)),
                 LatchState::Waiting => {
-                    held = true;
                     decided = true;
                     held_until = counting.ttl.map(|ttl| BootInstant::now().add(ttl));
+                    held = Some(counting.clone());
                 }
-                LatchState::Partial | LatchState::Absent if held => {
+                LatchState::Partial | LatchState::Absent if held.is_some() => {
                     // A little early is still expired: our estimate of its expiry is late by
                     // up to the time an answer took.
                     let expired =
                         held_until.is_some_and(|until| until.remaining() <= self.nodes.timeout());
                     return Ok(Waited::Gone {
-                        last: counting,
+                        last: held.unwrap_or(counting),
                         expired,
                     });
                 }
