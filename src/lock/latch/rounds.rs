@@ -6,6 +6,7 @@ use super::lua::{READ, TOUCH};
 use super::view::View;
 use super::{touched, Found, Latch, LatchCopy, ScriptReply, Shape, Touched};
 use crate::clock::BootInstant;
+use crate::human::printable;
 use crate::lock::inspect::glob_escape;
 use crate::lock::keys::{self, SEPARATOR};
 use crate::lock::nodes::{NodeError, Reply};
@@ -167,7 +168,7 @@ impl Redlock {
         let replies = self.nodes.round(|con| read(latch.keys.key(), con));
         self.observe(
             "latch-read",
-            latch.keys.key(),
+            &printable(latch.keys.key()),
             &replies,
             started,
             None,
@@ -241,9 +242,14 @@ impl Redlock {
     ) -> (Vec<Reply<Touched>>, View) {
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| touch.send(latch, con));
-        self.observe(step, latch.keys.key(), &replies, started, None, |t| {
-            describe(&found(&Ok(t.clone())).unwrap_or(Found::Absent))
-        });
+        self.observe(
+            step,
+            &printable(latch.keys.key()),
+            &replies,
+            started,
+            None,
+            |t| describe(&found(&Ok(t.clone())).unwrap_or(Found::Absent)),
+        );
         let mut view = View::new(self.nodes.len());
         for (index, reply) in replies.iter().enumerate() {
             view.read(index, &found(&reply.result), reply.at);

@@ -100,10 +100,21 @@ impl Redlock {
             }
             if give_up_at.has_passed() {
                 if !decided {
+                    let reasons: Vec<String> = self
+                        .servers()
+                        .iter()
+                        .zip(view.copies())
+                        .filter_map(|(server, copy)| {
+                            Some(format!("{}: {}", server.display, copy.error?))
+                        })
+                        .collect();
                     return Err(LatchError::Unavailable {
                         detail: format!(
-                            "no quorum: {} of {} servers answered, {} needed",
-                            counting.answered, counting.servers, counting.quorum
+                            "no quorum: {} of {} servers answered, {} needed ({})",
+                            counting.answered,
+                            counting.servers,
+                            counting.quorum,
+                            reasons.join("; ")
                         ),
                     });
                 }
