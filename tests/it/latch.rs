@@ -169,6 +169,8 @@ fn two_of_five_stopped_and_one_restarted_empty_never_open_it_early() {
     assert_eq!(json(&look)["done"], 2);
     start_count_down(&cluster, dir.path(), "host-c");
     all_open(waiters, dir.path(), 3, timeout() * 10);
+    // The count-down gave the emptied server the latch back, with its own id only.
+    assert!(cluster.servers[4].pttl(LATCH_KEY) > 0);
     let look = latch(&cluster, &["wait", "etl", "--wait", "0s", "--json"]);
     assert_eq!(code(&look), Some(0), "{}", stderr_of(&look));
     assert_eq!(json(&look)["state"], "open");

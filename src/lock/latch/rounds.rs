@@ -125,23 +125,24 @@ impl Redlock {
             .map(|shape| shape.count)
             .or_else(|| view.counting().count);
         let mut repaired = 0;
-        if let Some(shape) = count.and_then(|count| repair_shape(&replies, count)) {
-            if holding(&replies, shape.count) < self.quorum() {
-                let lost: Vec<bool> = replies
-                    .iter()
-                    .map(|reply| matches!(reply.result, Ok(Touched::Found(Found::Absent, _))))
-                    .collect();
-                let repair = Touch {
-                    shape: Some(shape),
-                    id: Some((id, record)),
-                };
-                let again = self.nodes.round_on(&lost, |con| repair.send(latch, con));
-                for (index, reply) in again.into_iter().enumerate() {
-                    let Some(reply) = reply else { continue };
-                    repaired += usize::from(matches!(reply.result, Ok(Touched::Found(_, true))));
-                    view.read(index, &found(&reply.result), reply.at);
-                    replies[index] = reply;
-                }
+        let lost: Vec<bool> = replies
+            .iter()
+            .map(|reply| matches!(reply.result, Ok(Touched::Found(Found::Absent, _))))
+            .collect();
+        let shape = count.and_then(|count| repair_shape(&replies, count));
+        if let Some(shape) = shape.filter(|_| lost.contains(&true)) {
+            // Every server that lost it gets it back, not only as many as a quorum needs: the
+            // latch should survive the next restart too.
+            let repair = Touch {
+                shape: Some(shape),
+                id: Some((id, record)),
+            };
+            let again = self.nodes.round_on(&lost, |con| repair.send(latch, con));
+            for (index, reply) in again.into_iter().enumerate() {
+                let Some(reply) = reply else { continue };
+                repaired += usize::from(matches!(reply.result, Ok(Touched::Found(_, true))));
+                view.read(index, &found(&reply.result), reply.at);
+                replies[index] = reply;
             }
         }
         let votes = count.map_or(0, |count| holding(&replies, count));
