@@ -1,4 +1,4 @@
-//! i. Shared locks: a mixed crowd of shared holders and writers, next to `flock -s` / `flock -x`
+//! j. Shared locks: a mixed crowd of shared holders and writers, next to `flock -s` / `flock -x`
 //! doing the same work in the same run. Each writer's section increments a counter (a lost
 //! increment is a broken exclusion); each shared holder's section reads it.
 
@@ -7,14 +7,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 impl Bench {
-    pub(super) fn part_i(
+    pub(super) fn part_j(
         &mut self,
         report: &mut Report,
         (readers, writers): (usize, usize),
         sections: usize,
     ) {
         report.section(&format!(
-            "i. a mixed crowd: {readers} shared holders and {writers} writers, {sections} sections in all"
+            "j. a mixed crowd: {readers} shared holders and {writers} writers, {sections} sections in all"
         ));
         let flock = self.mixed("flock", (readers, writers), sections, |lock, shared| {
             let mode = if shared { "-s" } else { "-x" };
@@ -41,7 +41,7 @@ impl Bench {
         sections: usize,
         take: impl Fn(&str, bool) -> String,
     ) -> Duration {
-        let dir = self.dir.join(format!("i-{name}"));
+        let dir = self.dir.join(format!("j-{name}"));
         std::fs::create_dir_all(&dir).expect("bench dir");
         let counter = dir.join("counter");
         std::fs::write(&counter, "0\n").expect("counter");
@@ -77,12 +77,12 @@ impl Bench {
         let wall = started.elapsed();
         if failed > 0 {
             self.broken
-                .push(format!("i ({name}): {failed} worker(s) failed"));
+                .push(format!("j ({name}): {failed} worker(s) failed"));
         }
         let count = std::fs::read_to_string(&counter).unwrap_or_default();
         if count.trim() != written.to_string() {
             self.broken.push(format!(
-                "i ({name}): counter is {} after {written} increments",
+                "j ({name}): counter is {} after {written} increments",
                 count.trim()
             ));
         }

@@ -4,7 +4,7 @@
 //! It reports; it does not gate. It exits non-zero only if something broke: a lost counter
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
-//! `--crowd` runs only the crowd of waiters and the stampede.
+//! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 mod redis_server;
 use redis_server::Redis;
 mod grants;
+mod latch;
 mod mixed;
 
 const REDLOCK: &str = env!("CARGO_BIN_EXE_redlock");
@@ -27,6 +28,8 @@ fn main() {
     let smoke = std::env::args().any(|a| a == "--smoke");
     // `--crowd`: only the crowd and the stampede (parts f and g).
     let crowd_only = std::env::args().any(|a| a == "--crowd");
+    // `--latch`: only the latch (part i).
+    let latch_only = std::env::args().any(|a| a == "--latch");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -56,21 +59,24 @@ fn main() {
         if smoke { " (smoke)" } else { "" }
     );
 
-    let exec = bench.exec_available();
-    if !crowd_only {
+    let exec = bench.exec_available() && !latch_only;
+    if latch_only {
+        bench.part_i(&mut report, &servers, runs.min(100));
+    } else if !crowd_only {
         bench.part_a(&mut report, runs, servers[0].port);
         bench.part_b(&mut report, runs, exec);
         bench.part_c(&mut report, workers, sections, exec);
         bench.part_d(&mut report, &servers, runs.min(50));
         bench.part_e(&mut report, exec);
         bench.part_h(&mut report, runs);
+        bench.part_i(&mut report, &servers, runs.min(100));
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
         bench.part_f(&mut report, &servers, crowds, if smoke { 16 } else { 320 });
         bench.part_g(&mut report, if smoke { 8 } else { 64 });
         let (mix, mixed_sections) = if smoke { ((6, 2), 24) } else { ((60, 4), 320) };
-        bench.part_i(&mut report, mix, mixed_sections);
+        bench.part_j(&mut report, mix, mixed_sections);
     }
     print!("{}", report.text);
     drop(servers);

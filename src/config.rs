@@ -6,7 +6,8 @@
 use crate::cli::{ExtendArgs, ReleaseArgs, ServerArgs, TakeArgs};
 use crate::exit::usage;
 use crate::hold::{Acquired, Hold};
-use crate::lock::keys::LockKeys;
+use crate::lock::keys::{LatchKeys, LockKeys};
+use crate::lock::latch::Latch;
 use crate::lock::{quorum, Kind, Redlock, Target};
 use crate::report::{Level, Reporter};
 use crate::schedule::Schedule;
@@ -105,6 +106,16 @@ impl Config {
             kind,
             fence,
         ))
+    }
+
+    /// The latch `name` names (`redlock latch`), checked as a lock name is: a latch's key is
+    /// its name's lock key and a suffix after the separator (`lock::keys`).
+    pub(crate) fn latch(&self, name: &str) -> anyhow::Result<Latch> {
+        check_named("latch", name)?;
+        Ok(Latch {
+            name: name.to_string(),
+            keys: LatchKeys::new(&self.prefix, name),
+        })
     }
 
     /// What `acquire` (with `renewed_by` None) or `exec` (with its renewal schedule's
@@ -210,20 +221,25 @@ pub(crate) fn check_hold(target: &Target, hold: Option<Duration>) -> anyhow::Res
 /// A lock name: not empty, not too long, and without control characters, so that no lock's key
 /// is ever one of the keys redlock keeps beside a lock (`lock::keys`).
 fn check_name(name: &str) -> anyhow::Result<()> {
+    check_named("lock", name)
+}
+
+/// A `kind` (lock or latch) name, by the lock name's rules.
+fn check_named(kind: &str, name: &str) -> anyhow::Result<()> {
     if name.is_empty() {
-        return Err(usage(
-            "empty lock name; expected a name such as nightly-backup",
-        ));
+        return Err(usage(format!(
+            "empty {kind} name; expected a name such as nightly-backup"
+        )));
     }
     if name.len() > MAX_NAME_BYTES {
         return Err(usage(format!(
-            "lock name of {} bytes is too long; expected at most {MAX_NAME_BYTES}",
+            "{kind} name of {} bytes is too long; expected at most {MAX_NAME_BYTES}",
             name.len()
         )));
     }
     if let Some(bad) = name.chars().find(|c| c.is_control()) {
         return Err(usage(format!(
-            "lock name {name:?} contains the control character {bad:?}; expected printable text"
+            "{kind} name {name:?} contains the control character {bad:?}; expected printable text"
         )));
     }
     Ok(())
@@ -353,6 +369,11 @@ mod tests {
         assert_eq!(key("job").unwrap(), "redlock:job");
         assert!(key("").is_err());
         assert!(key("a\nb").unwrap_err().to_string().contains("control"));
+        let latch = config.latch("etl").unwrap();
+        assert_eq!(latch.keys.key(), "redlock:etl\u{1f}latch");
+        let err = config.latch("").unwrap_err().to_string();
+        assert!(err.contains("empty latch name"), "{err}");
+        assert!(config.latch("a\u{1f}b").is_err());
     }
 
     mod properties {

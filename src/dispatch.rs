@@ -20,6 +20,7 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
         Command::Extend(args) => crate::oneshot::extend(&config, reporter, &args),
         Command::Status(args) => crate::status::run(&config, reporter, &args),
         Command::Exec(args) => crate::exec::run(&config, reporter, &args),
+        Command::Latch(args) => crate::latch::run(&config, reporter, &args),
         Command::Generate(args) => crate::generate::run(&args),
     }
 }

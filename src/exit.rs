@@ -82,25 +82,25 @@ struct Row {
 }
 
 /// Every subcommand.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec"];
+const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
 /// The subcommands that take a lock, and so can find it busy or wait for it.
-const TAKING: &[&str] = &["acquire", "exec"];
+const TAKING: &[&str] = &["acquire", "exec", "latch"];
 
 /// The documented statuses, in order. The README's table must say exactly this (a test checks).
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
-        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status",
+        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open",
         commands: EVERY,
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove",
-        commands: &["release", "extend", "status"],
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open",
+        commands: &["release", "extend", "status", "latch"],
     },
     Row {
         outcome: Outcome::Usage,
-        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server",
+        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server (`latch done`/`wait` without `--count` on a latch no server knows: nothing was written)",
         commands: EVERY,
     },
     Row {
@@ -115,7 +115,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Busy { code: BUSY },
-        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock",
+        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock; `latch`: not open within `--wait`, expired while waited on, or it exists with another count",
         commands: TAKING,
     },
     Row {

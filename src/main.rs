@@ -10,6 +10,7 @@ mod generate;
 mod help;
 mod hold;
 mod human;
+mod latch;
 mod lock;
 mod oneshot;
 mod progress;

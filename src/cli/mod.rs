@@ -6,6 +6,7 @@
 mod commands;
 mod global;
 mod headings;
+mod latch;
 mod values;
 
 use clap::{Parser, Subcommand};
@@ -13,6 +14,9 @@ pub(crate) use commands::{
     AcquireArgs, ExecArgs, ExtendArgs, GenerateArgs, Generated, ReleaseArgs, StatusArgs, TakeArgs,
 };
 pub(crate) use global::{LogFormat, OutputArgs, ServerArgs};
+pub(crate) use latch::{
+    LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
+};
 
 /// The command line. What `--help` shows after the options (examples, environment, exit
 /// statuses) is not written here but in `help`, which attaches it for `--help` and writes the
@@ -53,6 +57,10 @@ pub(crate) enum Command {
 
     /// Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost
     Exec(ExecArgs),
+
+    /// A countdown latch: wait until N jobs on other hosts are done (set, done, wait, status)
+    #[command(after_help = latch::help())]
+    Latch(LatchArgs),
 
     /// Write shell completions or man pages (for packagers)
     #[command(hide = true)]

@@ -12,16 +12,18 @@ pub(crate) enum Page {
     Extend,
     Status,
     Exec,
+    Latch,
 }
 
 impl Page {
-    pub(crate) const ALL: [Page; 6] = [
+    pub(crate) const ALL: [Page; 7] = [
         Page::Top,
         Page::Acquire,
         Page::Release,
         Page::Extend,
         Page::Status,
         Page::Exec,
+        Page::Latch,
     ];
 
     /// The subcommand's name; `None` for the top level.
@@ -33,6 +35,7 @@ impl Page {
             Page::Extend => Some("extend"),
             Page::Status => Some("status"),
             Page::Exec => Some("exec"),
+            Page::Latch => Some("latch"),
         }
     }
 
@@ -110,6 +113,20 @@ impl Page {
                 Example {
                     says: None,
                     line: "redlock status --json",
+                },
+            ],
+            Page::Latch => &[
+                Example {
+                    says: Some("create it on every host (the same count is a no-op)"),
+                    line: "redlock latch set nightly-etl --count 3 --ttl 12h",
+                },
+                Example {
+                    says: Some("count down once for this host (a retry counts once)"),
+                    line: "redlock latch done nightly-etl --id \"$(hostname)\"",
+                },
+                Example {
+                    says: Some("run once all three are done"),
+                    line: "redlock latch wait nightly-etl --wait 2h && ./report.sh",
                 },
             ],
             Page::Exec => &[
@@ -202,7 +219,7 @@ pub(crate) struct Variable {
 }
 
 /// Every subcommand: each one connects to the servers.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec"];
+const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
 
 /// What redlock reads besides its options' variables (those are listed with each option).
 const READ: &[Variable] = &[
@@ -306,7 +323,9 @@ mod tests {
             .chain(GIVEN)
             .map(|variable| variable.name.to_string())
             .collect();
-        for command in std::iter::once(&top).chain(top.get_subcommands()) {
+        let mut commands = vec![&top];
+        while let Some(command) = commands.pop() {
+            commands.extend(command.get_subcommands());
             for arg in command.get_arguments() {
                 if let Some(env) = arg.get_env() {
                     documented.push(env.to_string_lossy().into_owned());

@@ -370,7 +370,7 @@ fn with_readers(state: KeyState, readers: &[(String, i64)]) -> KeyState {
 }
 
 /// Escapes SCAN's glob characters so a prefix matches itself only.
-fn glob_escape(text: &str) -> String {
+pub(super) fn glob_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "*?[]\\".contains(c) {

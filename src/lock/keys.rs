@@ -1,6 +1,7 @@
 //! Every Redis key and channel name redlock writes or reads, built and taken apart here and
 //! nowhere else: the lock key, a semaphore's slots, a lock's queue of waiters and their wake-up
-//! channels, the reservation a release leaves for the waiter it woke, and fencing counters.
+//! channels, the reservation a release leaves for the waiter it woke, fencing counters, and a
+//! latch's key, count field and channel.
 //!
 //! The lock NAME is the key `<prefix><NAME>`: a plain string holding the holder's token, the
 //! layout redsync, node-redlock, pottery and redis-py share. Everything redlock keeps beside a
@@ -14,12 +15,15 @@
 //! | shared holders of a lock (sorted set) | `<prefix><NAME>␟readers` |
 //! | queue of waiters (sorted set) | `<prefix><NAME>␟queue`, a semaphore's `<prefix><NAME>␟slots␟queue` |
 //! | wake-up channel of waiter W | `<prefix><NAME>␟wake␟W`, a semaphore's `<prefix><NAME>␟slots␟wake␟W` |
+//! | latch NAME (a hash: `␟count`, then one field per id counted down) | `<prefix><NAME>␟latch` |
+//! | channel of a latch's count-downs | `<prefix><NAME>␟latch␟wake` |
 //!
 //! A lock name cannot contain a control character (`config` refuses it), so no lock's key can
-//! ever be one of these names, under any prefix without one. A released lock handed to a waiter
-//! holds the value `next:<waiter>` for a moment (`RESERVATION`), and a lock held by shared
-//! holders holds `SHARED`: values, not keys, but named here so that the scripts and `status`
-//! agree on them.
+//! ever be one of these names, under any prefix without one. A latch name and a count-down id
+//! are held to the same rule, so a latch NAME and a lock NAME never share a key, and no id is
+//! ever the latch's `␟count` field. A released lock handed to a waiter holds the value
+//! `next:<waiter>` for a moment (`RESERVATION`), and a lock held by shared holders holds
+//! `SHARED`: values, not keys, but named here so that the scripts and `status` agree on them.
 
 /// Separates a lock key from what redlock keeps beside it.
 pub(crate) const SEPARATOR: char = '\x1f';
@@ -36,6 +40,10 @@ const READERS: &str = "readers";
 const QUEUE: &str = "queue";
 const WAKE: &str = "wake";
 const FENCE: &str = "fence";
+const LATCH: &str = "latch";
+
+/// The field of a latch's hash that holds its count; every other field is an id counted down.
+pub(crate) const LATCH_COUNT: &str = "\x1fcount";
 
 /// The keys of one lock name under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +97,40 @@ pub(crate) fn fence(key: &str) -> String {
     format!("{key}{SEPARATOR}{FENCE}")
 }
 
+/// The key and channel of one latch name under one prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LatchKeys {
+    key: String,
+}
+
+impl LatchKeys {
+    /// The keys of latch `name` under `prefix`. The name is checked by `config`, not here.
+    pub(crate) fn new(prefix: &str, name: &str) -> LatchKeys {
+        LatchKeys {
+            key: format!("{prefix}{name}{SEPARATOR}{LATCH}"),
+        }
+    }
+
+    /// The latch's hash, `<prefix><NAME>␟latch`.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Where a count-down is announced to the latch's waiters.
+    pub(crate) fn channel(&self) -> String {
+        format!("{}{SEPARATOR}{WAKE}", self.key)
+    }
+}
+
+/// The latch NAME whose hash `key` is, if it is one under `prefix`.
+pub(crate) fn latch_name(prefix: &str, key: &str) -> Option<String> {
+    let name = key
+        .strip_prefix(prefix)?
+        .strip_suffix(LATCH)?
+        .strip_suffix(SEPARATOR)?;
+    (!name.is_empty() && !name.contains(SEPARATOR)).then(|| name.to_string())
+}
+
 /// Whether a lock key's value is a release's reservation rather than a holder's token.
 pub(crate) fn is_reservation(value: &str) -> bool {
     value.starts_with(RESERVATION)
@@ -101,7 +143,7 @@ pub(crate) enum Listed {
     Lock { name: String },
     /// Slot `slot` of the semaphore NAME.
     Slot { name: String, slot: usize },
-    /// Something redlock keeps beside a lock (a queue, a fencing counter): not a lock.
+    /// Something redlock keeps beside a lock (a queue, a fencing counter, a latch): not a lock.
     Beside,
 }
 
@@ -188,6 +230,7 @@ mod tests {
             queue(&keys.semaphore()),
             readers(keys.lock()),
             keys.semaphore(),
+            LatchKeys::new("redlock:", "deploy").key().to_string(),
             format!("{}:x", keys.semaphore()),
             format!("{}:", keys.semaphore()),
         ] {
@@ -210,5 +253,43 @@ mod tests {
         assert_eq!(slot_of(&keys, &fence(&keys.slot(3))), None);
         let other = LockKeys::new("redlock:", "deploy2");
         assert_eq!(slot_of(&keys, &other.slot(3)), None);
+    }
+
+    #[test]
+    fn a_latch_lives_beside_the_lock_of_its_name() {
+        let latch = LatchKeys::new("redlock:", "nightly-etl");
+        assert_eq!(latch.key(), "redlock:nightly-etl\u{1f}latch");
+        assert_eq!(latch.channel(), "redlock:nightly-etl\u{1f}latch\u{1f}wake");
+        let lock = LockKeys::new("redlock:", "nightly-etl");
+        // No key of the lock of the same name is the latch's, and no waiter's channel (its
+        // prefix, then an entry) is the latch's channel.
+        for beside in [
+            lock.lock().to_string(),
+            queue(lock.lock()),
+            fence(lock.lock()),
+            lock.semaphore(),
+            lock.slot(0),
+            queue(&lock.semaphore()),
+        ] {
+            assert_ne!(beside, latch.key());
+        }
+        for waiters in [wake_prefix(lock.lock()), wake_prefix(&lock.semaphore())] {
+            assert!(!latch.channel().starts_with(&waiters));
+        }
+        assert_eq!(
+            latch_name("redlock:", latch.key()).as_deref(),
+            Some("nightly-etl")
+        );
+        // A lock named like a latch key is not a latch: its name would need the separator.
+        assert_eq!(latch_name("redlock:", "redlock:nightly-etl:latch"), None);
+        assert_eq!(latch_name("redlock:", "redlock:\u{1f}latch"), None);
+        assert_eq!(
+            latch_name("redlock:", "redlock:a\u{1f}slots\u{1f}latch"),
+            None
+        );
+        assert_eq!(latch_name("other:", latch.key()), None);
+        assert_eq!(latch_name("redlock:", &latch.channel()), None);
+        // The count field is no id: ids, like names, have no control character.
+        assert!(LATCH_COUNT.starts_with(SEPARATOR));
     }
 }

@@ -11,6 +11,7 @@
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
 //! - inspect.rs: reading what the servers hold; verdict.rs: the quorum's verdict on it.
 //! - engine.rs: `Redlock`, `Held` and `LockError`, which every operation shares.
+//! - latch/: the countdown latch (`redlock latch`), on the same rounds, scripts and listeners.
 //! - nodes/: one round of requests to every server; quorum.rs: the arithmetic of a round;
 //!   script.rs: the Lua scripts' cache; observe.rs: rounds shown to `-v`.
 
@@ -21,6 +22,7 @@ mod holder;
 mod inspect;
 mod keep;
 pub(crate) mod keys;
+pub(crate) mod latch;
 mod nodes;
 mod observe;
 mod queue;

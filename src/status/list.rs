@@ -1,5 +1,5 @@
 //! `redlock status` without a name: every lock under the prefix, merged across servers and
-//! sorted by name, a semaphore's taken slots each on a line of its own.
+//! sorted by name, a semaphore's taken slots each on a line of its own; then the latches apart.
 
 use super::json::verdict_json;
 use super::text::{align, listed, print};
@@ -15,6 +15,7 @@ use std::time::Duration;
 pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
     let started = crate::clock::BootInstant::now();
     let listings = lock.list(&config.prefix);
+    let latches = lock.latch_list(&config.prefix);
     let answered = listings.iter().filter(|(_, l)| l.is_ok()).count();
     let mut keys: BTreeMap<&str, ()> = BTreeMap::new();
     for (_, listing) in &listings {
@@ -64,7 +65,8 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
                 Value::Object(lock)
             })
             .collect();
-        json!({ "prefix": config.prefix, "locks": list }).to_string()
+        let latches = super::latch::list_json(config, &latches);
+        json!({ "prefix": config.prefix, "locks": list, "latches": latches }).to_string()
     } else if locks.is_empty() {
         format!("no locks under prefix '{}'", config.prefix)
     } else {
@@ -86,6 +88,15 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             ]);
         }
         align(&rows)
+    };
+    let text = if latches.latches.is_empty() || as_json {
+        text
+    } else {
+        format!(
+            "{}\n\n{}",
+            text.trim_end(),
+            super::latch::list_table(&latches)
+        )
     };
     print(text.trim_end());
     if answered < lock.quorum() {

@@ -3,9 +3,11 @@
 //! programs. Passwords never appear: servers are shown by their redacted URL.
 //!
 //! - lock.rs: one mutex; semaphore.rs: one semaphore, slot by slot; list.rs: every lock.
+//! - latch.rs: one latch, the latches listed after the locks, and every latch verb's JSON.
 //! - text.rs and json.rs: how a verdict, a server's view, a holder and a waiter are shown.
 
 mod json;
+pub(crate) mod latch;
 mod list;
 mod lock;
 mod semaphore;

@@ -11,6 +11,7 @@ mod exec;
 mod faults;
 mod fence;
 mod interop;
+mod latch;
 mod ops;
 mod partial;
 mod queue;

@@ -1,7 +1,8 @@
 //! Step 2 of the queue protocol (see `super`): a waiter's listeners, one subscriber connection
 //! per server, each on its own thread, turning every `go` on the waiter's own wake-up channel (a
 //! release handing the lock to it) into a `Wake::Released`, and stopping at once on `done` (the
-//! waiter won or gave up and left the queue).
+//! waiter won or gave up and left the queue). A latch's waiters listen the same way to what
+//! count-downs publish (`start_with`, which hands on each message and the server it came from).
 //!
 //! Pub/sub is fire-and-forget: a message published while we are not subscribed, or lost with a
 //! connection, is gone. So a notification only ever makes a waiter try *sooner*; the wait loop
@@ -34,17 +35,46 @@ impl Subscriptions {
         timeout: Duration,
         (notify, released): (Sender<W>, W),
     ) -> Subscriptions {
+        Subscriptions::start_with(servers, channel, timeout, notify, move |_, _| {
+            Some(released.clone())
+        })
+    }
+
+    /// `start`, sending `message(server, payload)` on `notify` for each message other than
+    /// `done` (`server`: its index in `servers`), or nothing when that gives `None`.
+    pub(crate) fn start_with<W, M>(
+        servers: &[Server],
+        channel: &str,
+        timeout: Duration,
+        notify: Sender<W>,
+        message: M,
+    ) -> Subscriptions
+    where
+        W: Send + 'static,
+        M: Fn(usize, &[u8]) -> Option<W> + Clone + Send + 'static,
+    {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = mpsc::channel();
-        for server in servers {
+        for (index, server) in servers.iter().enumerate() {
             let server = server.clone();
             let channel = channel.to_string();
-            let notify = (notify.clone(), released.clone());
+            let notify = notify.clone();
+            let message = message.clone();
             let stop = Arc::clone(&stop);
             let ready_tx = ready_tx.clone();
             let spawned = std::thread::Builder::new()
                 .name("subscriber".into())
-                .spawn(move || listen(&server, &channel, timeout, &notify, &stop, ready_tx));
+                .spawn(move || {
+                    let forward = |payload: &[u8]| message(index, payload);
+                    listen(
+                        &server,
+                        &channel,
+                        timeout,
+                        (&notify, forward),
+                        &stop,
+                        ready_tx,
+                    )
+                });
             if spawned.is_err() {
                 // No thread, no notifications from this server: the retry schedule still runs.
                 continue;
@@ -70,11 +100,11 @@ impl Drop for Subscriptions {
 
 /// One server's subscriber: connect and subscribe within `timeout`, report on `ready`, then
 /// forward each message until stopped or disconnected.
-fn listen<W: Clone>(
+fn listen<W>(
     server: &Server,
     channel: &str,
     timeout: Duration,
-    (notify, released): &(Sender<W>, W),
+    (notify, forward): (&Sender<W>, impl Fn(&[u8]) -> Option<W>),
     stop: &AtomicBool,
     ready: Sender<()>,
 ) {
@@ -101,8 +131,11 @@ fn listen<W: Clone>(
         match pubsub.get_message() {
             // The waiter left the queue: nothing more will come that it wants.
             Ok(message) if message.get_payload_bytes() == b"done" => return,
-            Ok(_) => {
-                if stop.load(Ordering::Relaxed) || notify.send(released.clone()).is_err() {
+            Ok(message) => {
+                let Some(wake) = forward(message.get_payload_bytes()) else {
+                    continue;
+                };
+                if stop.load(Ordering::Relaxed) || notify.send(wake).is_err() {
                     return;
                 }
             }
