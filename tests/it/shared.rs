@@ -162,28 +162,18 @@ fn extend_renews_a_shared_holder_and_never_brings_one_back() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
 }
 
+/// `exec job --shared` running a long command, once the command runs.
+fn shared_holder(cluster: &Cluster) -> (Running, tempfile::TempDir) {
+    let ttl = format!("{}s", LONG_COMMAND_TTL.as_secs());
+    let args = ["exec", "job", "--shared", "--ttl", &ttl];
+    exec_until_ready(cluster, &args, r#"touch "$DIR/ready"; sleep 60"#)
+}
+
 #[test]
 fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
     let cluster = Cluster::start(3);
-    let ttl = Duration::from_secs(3);
-    let dir = tempfile::tempdir().unwrap();
-    let started = dir.path().join("started");
-    let holder = cluster.spawn(&[
-        "exec",
-        "job",
-        "--shared",
-        "--ttl",
-        "3s",
-        "--",
-        "sh",
-        "-c",
-        &format!("touch '{}'; sleep 60", started.display()),
-    ]);
-    wait_for(
-        "the shared holder to start",
-        Duration::from_secs(10),
-        || started.exists(),
-    );
+    let ttl = LONG_COMMAND_TTL;
+    let (holder, _dir) = shared_holder(&cluster);
     // SIGKILL to redlock alone, as a crash would: its guardian stops the command.
     signal(holder.id() as i32, libc::SIGKILL);
     let killed = Instant::now();
@@ -202,24 +192,7 @@ fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
 #[test]
 fn a_shared_holder_whose_share_is_forced_away_stops_its_command() {
     let cluster = Cluster::start(3);
-    let dir = tempfile::tempdir().unwrap();
-    let started = dir.path().join("started");
-    let holder = cluster.spawn(&[
-        "exec",
-        "job",
-        "--shared",
-        "--ttl",
-        "3s",
-        "--",
-        "sh",
-        "-c",
-        &format!("touch '{}'; sleep 60", started.display()),
-    ]);
-    wait_for(
-        "the shared holder to start",
-        Duration::from_secs(10),
-        || started.exists(),
-    );
+    let (holder, _dir) = shared_holder(&cluster);
     let forced = run(&cluster, &["release", "job", "--force"]);
     assert_eq!(forced.status.code(), Some(0), "{}", stderr_of(&forced));
     for server in &cluster.servers {
