@@ -59,7 +59,10 @@ use std::time::Duration;
 /// keeps a non-string there, such as Redisson's hash), with the waiter's rank in the queue.
 ///
 /// A script rather than a pipeline: a pipeline is several replies, and the client waits its full
-/// read timeout for each one from a stopped server.
+/// read timeout for each one from a stopped server. `SET … NX GET` (Redis 6.2+) sets and reads
+/// in one command; older servers reject NX with GET, and then a plain SET NX, TYPE and GET do
+/// the same in three. A key of another type makes SET … GET fail with WRONGTYPE (it is never
+/// overwritten either way).
 fn acquire_source() -> String {
     format!(
         "{}{}",
@@ -71,10 +74,24 @@ local queue = KEYS[#KEYS]
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
   local key = KEYS[i]
-  if redis.call('set', key, token, 'NX', 'PX', ttl) then won = i break end
-  local t = redis.call('type', key).ok
-  local v = false
-  if t == 'string' then v = redis.call('get', key) end
+  local t, v = 'string', false
+  local old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
+  if type(old) == 'table' and old.err then
+    if string.find(old.err, 'WRONGTYPE', 1, true) then
+      t = redis.call('type', key).ok
+    elseif redis.call('set', key, token, 'NX', 'PX', ttl) then
+      won = i
+      break
+    else
+      t = redis.call('type', key).ok
+      if t == 'string' then v = redis.call('get', key) end
+    end
+  elseif not old then
+    won = i
+    break
+  else
+    v = old
+  end
   if v == token then won = i break end
   if queue_claims(v, entry) then
     redis.call('set', key, token, 'PX', ttl)
