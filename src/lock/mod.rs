@@ -2,7 +2,8 @@
 //! a `Target` (a mutex or a semaphore). Everything here returns values and typed errors; it
 //! never prints and never exits.
 //!
-//! - target.rs: what is locked; keys.rs: every key name, built and parsed.
+//! - target.rs: what is locked; keys.rs: every key name, built and parsed; limit.rs: the number
+//!   of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
 //!   wait.rs: retrying until `--wait` runs out.
@@ -19,6 +20,7 @@ mod holder;
 mod inspect;
 mod keep;
 pub(crate) mod keys;
+mod limit;
 mod nodes;
 mod observe;
 mod queue;
@@ -37,6 +39,7 @@ pub(crate) use fence::holder_fence;
 pub(crate) use holder::Released;
 pub(crate) use inspect::Waiting as QueuedWaiter;
 pub(crate) use keep::{Keep, Kept};
+pub(crate) use limit::Limit;
 pub(crate) use nodes::NodeError;
 use nodes::{Nodes, Reply};
 pub(crate) use observe::{Observer, Round};
@@ -110,6 +113,9 @@ pub(crate) enum LockError {
     OtherMode { holds_shared: bool },
     /// A signal arrived while waiting; nothing is held.
     Interrupted(i32),
+    /// The name is a semaphore of `slots` slots, not of the number asked for (limit.rs). Nothing
+    /// was done, or what an attempt set was withdrawn.
+    LimitMismatch { slots: usize },
 }
 
 impl std::fmt::Display for LockError {
@@ -128,6 +134,7 @@ impl std::fmt::Display for LockError {
                 holds_shared: false,
             } => f.write_str("the token holds the lock exclusively: leave out --shared"),
             LockError::Interrupted(sig) => write!(f, "interrupted by signal {sig} while waiting"),
+            LockError::LimitMismatch { slots } => write!(f, "it is a semaphore of {slots} slots"),
         }
     }
 }

@@ -12,6 +12,7 @@ mod engine;
 mod exec;
 mod faults;
 mod fence;
+mod limit;
 mod ops;
 mod partial;
 mod queue;
