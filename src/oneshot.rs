@@ -51,7 +51,7 @@ pub(crate) fn acquire(
         if let Some(slot) = held.slot {
             output["slot"] = slot.into();
         }
-        output.to_string()
+        crate::schema::document(output).to_string()
     } else {
         // The fence on a line of its own: `$(redlock acquire NAME)` stays the bare token
         // without --fence, and with it `set -- $(…)` splits token and fence.
@@ -266,14 +266,15 @@ pub(crate) fn extend(
             });
             let validity_ms = held.validity.as_millis() as u64;
             let output = if args.json {
-                serde_json::json!({
+                crate::schema::document(serde_json::json!({
                     "name": args.name,
                     "key": key,
                     "token": held.token,
                     "ttl_ms": held.ttl.as_millis() as u64,
                     "validity_ms": validity_ms,
+                    "servers": lock.servers().len(),
                     "votes": held.votes,
-                })
+                }))
                 .to_string()
             } else {
                 validity_ms.to_string()

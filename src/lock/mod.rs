@@ -37,7 +37,7 @@ use crate::clock::BootInstant;
 use crate::server::Server;
 pub(crate) use fence::holder_fence;
 pub(crate) use holder::Released;
-pub(crate) use inspect::Waiting as QueuedWaiter;
+pub(crate) use inspect::{Inspection, Waiting as QueuedWaiter};
 pub(crate) use keep::{Keep, Kept};
 pub(crate) use limit::Limit;
 pub(crate) use nodes::NodeError;

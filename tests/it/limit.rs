@@ -149,6 +149,13 @@ fn with_a_server_stopped_another_limit_is_refused_and_release_finds_the_slot() {
     cluster.servers[2].stop();
     assert_mismatch(&cluster, &["acquire", "pool", "--limit", "3"], 2);
     assert_eq!(keyspaces(&cluster, &live), before);
+    let status = run(&cluster, &["status", "pool"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
+    assert!(
+        stdout_of(&status).starts_with("semaphore pool (2 slots): 1 held"),
+        "{}",
+        stdout_of(&status)
+    );
     let output = run(&cluster, &["release", "pool", "--token", &token]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(keyspaces(&cluster, &live), vec![BTreeMap::new(); 2]);
@@ -168,4 +175,49 @@ fn a_refused_limit_withdraws_what_a_restarted_server_granted() {
     assert_mismatch(&cluster, &["acquire", "pool", "--limit", "3"], 2);
     assert_eq!(keyspaces(&cluster, &live), before);
     assert_eq!(keyspace(&cluster.servers[2]), BTreeMap::new());
+}
+
+fn json(output: &std::process::Output) -> serde_json::Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
+    serde_json::from_str(&stdout_of(output)).expect("JSON on stdout")
+}
+
+#[test]
+fn status_without_limit_shows_a_semaphore_and_a_mutex_beside_it_with_a_warning() {
+    let cluster = Cluster::start(3);
+    cluster.acquire_token("pool", &["--limit", "2"]);
+    let status = run(&cluster, &["status", "pool"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
+    let table = stdout_of(&status);
+    assert!(
+        table.starts_with("semaphore pool (2 slots): 1 held") && !table.contains("lock pool"),
+        "{table}"
+    );
+    assert_eq!(stderr_of(&status), "");
+    let document = json(&run(&cluster, &["status", "pool", "--json"]));
+    assert_eq!(document["kind"], "semaphore");
+    assert_eq!(document["limit"], 2);
+    assert_eq!(document["slots_held"], 1);
+    // The mutex of the same name, held at the same time: both shown, and a warning.
+    cluster.acquire_token("pool", &[]);
+    let status = run(&cluster, &["status", "pool"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
+    let table = stdout_of(&status);
+    assert!(
+        table.starts_with("lock pool (key redlock:pool): held by")
+            && table.contains("\n\nsemaphore pool (2 slots): 1 held"),
+        "{table}"
+    );
+    let warning = stderr_of(&status);
+    assert!(
+        warning.contains("'pool' is held both as a lock and as a semaphore of 2 slots"),
+        "{warning}"
+    );
+    assert_eq!(warning.lines().count(), 1, "{warning}");
+    let document = json(&run(&cluster, &["status", "pool", "--json"]));
+    assert_eq!(document["kind"], "lock");
+    assert_eq!(document["held"], true);
+    assert_eq!(document["semaphore"]["kind"], "semaphore");
+    assert_eq!(document["semaphore"]["slots_held"], 1);
+    assert_mismatch(&cluster, &["status", "pool", "--limit", "3"], 2);
 }

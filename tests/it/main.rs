@@ -12,6 +12,7 @@ mod engine;
 mod exec;
 mod faults;
 mod fence;
+mod json;
 mod limit;
 mod ops;
 mod partial;

@@ -111,10 +111,10 @@ fn status_shows_holder_facts_and_per_server_ttl() {
     assert!(holder["host"].as_str().is_some_and(|h| !h.is_empty()));
     assert!(holder["pid"].as_u64().is_some());
     assert!(holder["acquired_unix_ms"].as_u64().unwrap() > 1_600_000_000_000);
-    let servers = value["servers"].as_array().unwrap();
+    let servers = value["per_server"].as_array().unwrap();
     assert_eq!(servers.len(), 3);
     for server in servers {
-        let ttl = server["ttl_ms"].as_u64().unwrap();
+        let ttl = server["expires_in_ms"].as_u64().unwrap();
         assert!(ttl > 15_000 && ttl <= 20_000, "{server}");
     }
     let table = cluster.redlock().args(["status", "job"]).output().unwrap();
