@@ -6,7 +6,7 @@ use super::text::{align, is_kept, kept_summary, readers_table, short_token, wait
 use super::Shown;
 use crate::exit::Outcome;
 use crate::human;
-use crate::lock::{self, Holding, Inspection, KeyState, Redlock, ServerState, Target};
+use crate::lock::{self, Holding, Inspection, KeyState, NodeError, Redlock, ServerState, Target};
 use crate::token;
 use serde_json::Map;
 
@@ -49,9 +49,11 @@ pub(super) fn report(lock: &mut Redlock, target: &Target, inspection: &Inspectio
 /// Whether no server that answered has the mutex's key at all: a name that is only a
 /// semaphore is then shown as one.
 pub(super) fn is_absent(inspection: &Inspection) -> bool {
-    inspection.keys[0]
-        .iter()
-        .all(|state| !matches!(state.state, Ok(ref key) if *key != KeyState::Absent))
+    inspection.keys[0].iter().all(|state| match &state.state {
+        Ok(key) => *key == KeyState::Absent,
+        // Another client's key of another type is there.
+        Err(err) => *err != NodeError::ForeignType,
+    })
 }
 
 fn one_table(

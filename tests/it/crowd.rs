@@ -98,7 +98,14 @@ fn a_release_with_16_queued_waiters_makes_only_one_of_them_ask() {
         // a moment to show itself.
         std::thread::sleep(Duration::from_millis(300));
     });
-    assert_eq!(acquirers.len(), 1, "{acquirers:?}");
+    // One asker, or two: the woken waiter can reach a server before the release does (woken
+    // by the others, on a loaded machine); leaving the queue there passes the reservation the
+    // release then leaves on to the next waiter (queue, step 5), which asks too.
+    assert!(
+        (1..=2).contains(&acquirers.len()),
+        "{} asked: {acquirers:?}",
+        acquirers.len()
+    );
     assert!(waiters.iter_mut().all(|w| w.try_wait().unwrap().is_none()));
     for mut waiter in waiters {
         let _ = waiter.kill();
