@@ -32,7 +32,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read 
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -51,7 +51,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How 
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). The servers remember N while it has holders: another N exits 64. The mutex NAME is a different lock' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -60,18 +60,18 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-fil
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence) instead of the token'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object instead of the token: version, name, key, token, ttl_ms, validity_ms, servers, votes, and fence and slot with --fence and --limit (README: JSON output)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l limit -d 'NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l limit -d 'NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot). Without it, a token that holds no lock NAME releases its slot of the semaphore NAME' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l hold-at-least -d 'Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the key then expires on its own. The acquisition time is the one in the token, from the acquiring host\'s wall clock. Released at once if DUR has already passed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
@@ -81,7 +81,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-fil
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if there was nothing. Deliberately has no environment variable: it must be typed each time'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`): it leaves the shared holders, and the last one to leave frees the lock'
@@ -92,7 +92,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l ttl -d 'The new TTL, counted from now (at most 7d)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l limit -d 'NAME is a semaphore of N slots: extend the slot TOKEN holds' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l limit -d 'NAME is a semaphore of N slots: extend the slot TOKEN holds. Without it, a token that holds no lock NAME extends its slot of the semaphore NAME' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -101,16 +101,16 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity: version, name, key, token, ttl_ms, validity_ms, servers, votes (README: JSON output)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l limit -d 'NAME is a semaphore of N slots: show each slot\'s holder and TTL' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l limit -d 'NAME is a semaphore of N slots: show each slot\'s holder and TTL. Without it, a name that is a semaphore is shown as one (and beside the lock NAME, when both are held)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'Redis server URL; repeat for each server (or separate them with commas): redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock, or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and credentials as in redis://). Quorum is a majority of the distinct servers' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l prefix -d 'Prefix of the Redis key: lock NAME is the key <PREFIX><NAME>' -r
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l timeout -d 'Budget per server for connecting and answering (at most 60s); one slow or dead server costs this, no more' -r
@@ -119,9 +119,9 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print JSON for programs'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object for programs (its fields: README, JSON output)'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l shared -d 'Accepted so that one set of options fits every subcommand: status always shows whether NAME is held exclusively or shared, and by whom'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -132,7 +132,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l ttl -d 'How lon
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s w -l wait -d 'Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default: try once)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -s E -l conflict-exit-code -d 'Exit status when the lock is busy (default 75)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l retry-delay -d 'Mean pause between attempts while waiting (randomised ±50%)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). Every user of the semaphore must give the same N; the mutex NAME is a different lock' -r
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l limit -d 'Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a slot of its own (exec\'s command sees REDLOCK_SLOT, 0 to N-1). The servers remember N while it has holders: another N exits 64. The mutex NAME is a different lock' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l kill-after -d 'After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l hold-at-least -d 'When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a fleet: size it to the spread of the hosts\' start times and clocks' -r
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l max-runtime -d 'Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does' -r
@@ -144,7 +144,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l password-file -
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
@@ -161,7 +161,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_se
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -183,7 +183,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l json -d 'Print one JSON object (the latch\'s state, and `created`)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -202,7 +202,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l json -d 'Print one JSON object (the latch\'s state, and `id`, `votes`, `repaired`)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -221,7 +221,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l json -d 'Print one JSON object (the latch\'s state, and `waited_ms`, `expired`), open or not'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -237,7 +237,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l json -d 'Print JSON for programs'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -258,7 +258,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand generate" -l password-fi
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'

@@ -218,6 +218,15 @@ pub(crate) fn check_hold(target: &Target, hold: Option<Duration>) -> anyhow::Res
     Ok(())
 }
 
+/// `--limit asked` for NAME, which the servers record as a semaphore of `slots` slots
+/// (`lock::Limit`): a usage error, since every user of a semaphore must give the same N.
+pub(crate) fn limit_mismatch(name: &str, asked: Option<usize>, slots: usize) -> anyhow::Error {
+    let given = asked.map_or("no --limit".to_string(), |asked| format!("--limit {asked}"));
+    usage(format!(
+        "lock '{name}' is a semaphore of {slots} slots, and {given} does not match it (every user of a semaphore must give the same N); expected --limit {slots}"
+    ))
+}
+
 /// A lock name: not empty, not too long, and without control characters, so that no lock's key
 /// is ever one of the keys redlock keeps beside a lock (`lock::keys`).
 fn check_name(name: &str) -> anyhow::Result<()> {

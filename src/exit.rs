@@ -100,7 +100,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Usage,
-        meaning: "usage error: bad flag, value, duration, URL or name; nothing was sent to any server (`latch done`/`wait` without `--count` on a latch no server knows: nothing was written)",
+        meaning: "usage error: bad flag, value, duration, URL or name, with nothing sent to any server (`latch done`/`wait` without `--count` on a latch no server knows: nothing was written); or a `--limit` other than the semaphore's, with nothing left on any server",
         commands: EVERY,
     },
     Row {

@@ -35,6 +35,7 @@ use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
 
 /// When the lock was acquired, as far as this process can tell.
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Acquired {
     /// `exec`: the start of the acquisition round, and the last confirmed (re)acquisition with
     /// its TTL, on our boot-time clock.
@@ -48,6 +49,7 @@ pub(crate) enum Acquired {
 }
 
 /// `--hold-at-least DUR` for one lock.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Hold {
     pub(crate) at_least: Duration,
     pub(crate) acquired: Acquired,

@@ -16,6 +16,7 @@ mod oneshot;
 mod progress;
 mod report;
 mod schedule;
+mod schema;
 mod server;
 mod signals;
 mod status;

@@ -2,10 +2,10 @@
 //! round (or one wait) against the servers, and ends with one outcome.
 
 use crate::cli::{AcquireArgs, ExtendArgs, ReleaseArgs};
-use crate::config::Config;
-use crate::exit::{self, Outcome};
+use crate::config::{self, Config};
+use crate::exit::{self, usage, Outcome};
 use crate::hold::{self, GaveBack};
-use crate::lock::{KeyState, LockError, Redlock, Target};
+use crate::lock::{KeyState, Kind, Limit, LockError, Redlock, Target};
 use crate::report::{Event, Reporter};
 use crate::signals;
 use crate::take::take_lock;
@@ -51,7 +51,7 @@ pub(crate) fn acquire(
         if let Some(slot) = held.slot {
             output["slot"] = slot.into();
         }
-        output.to_string()
+        crate::schema::document(output).to_string()
     } else {
         // The fence on a line of its own: `$(redlock acquire NAME)` stays the bare token
         // without --fence, and with it `set -- $(…)` splits token and fence.
@@ -85,9 +85,12 @@ pub(crate) fn release(
         Some(_) => ("kept", "released or kept"),
         None => ("deleted", "released"),
     };
-    let hold = hold.map(|hold| (hold, RunEnd::Released));
-    let held = lock.find_key(&target, token);
-    match held.and_then(|key| Ok((hold::give_back(&mut lock, &target, &key, token, hold)?, key))) {
+    let (target, result) = by_token(&mut lock, config, target, |lock, target| {
+        let key = lock.find_key(target, token)?;
+        let hold = hold.map(|hold| (hold, RunEnd::Released));
+        Ok((hold::give_back(lock, target, &key, token, hold)?, key))
+    })?;
+    match result {
         Ok((gave, key)) => {
             if let GaveBack::Released(released) = &gave {
                 for (server, why) in &released.failures {
@@ -115,6 +118,9 @@ pub(crate) fn release(
             Outcome::Negative,
             format!("lock '{}' was not released: {err}", args.name),
         )),
+        Err(LockError::LimitMismatch { slots }) => {
+            Err(config::limit_mismatch(&args.name, target.limit(), slots))
+        }
         Err(LockError::NotHeld { acted, .. }) => Err(exit::fail(
             Outcome::Negative,
             format!(
@@ -130,6 +136,37 @@ pub(crate) fn release(
     }
 }
 
+/// Does what the token asks (`act`) on `target`; when that finds the token nowhere and the
+/// command line gave no `--limit`, does it again on the semaphore of the same name, if the
+/// servers record one: its limit key says how many slots to look at (`lock::Limit`). A token
+/// that holds a slot is never told it holds nothing. Returns the target acted on last.
+fn by_token<T>(
+    lock: &mut Redlock,
+    config: &Config,
+    target: Target,
+    mut act: impl FnMut(&mut Redlock, &Target) -> Result<T, LockError>,
+) -> anyhow::Result<(Target, Result<T, LockError>)> {
+    let result = act(lock, &target);
+    if !matches!(result, Err(LockError::NotHeld { acted: 0, .. })) || target.kind != Kind::Mutex {
+        return Ok((target, result));
+    }
+    let name = &target.name;
+    let slots = match lock.limit(&target) {
+        Limit::Absent => return Ok((target, result)),
+        Limit::Slots(slots) => slots,
+        Limit::Disagree(found) => {
+            let found: Vec<String> = found.iter().map(|n| format!("--limit {n}")).collect();
+            return Err(usage(format!(
+                "the token holds no lock '{name}', and the servers disagree on how many slots the semaphore '{name}' has; --limit N is needed: expected {}",
+                found.join(" or ")
+            )));
+        }
+    };
+    let semaphore = config.target(name, Some(slots), false, false)?;
+    let result = act(lock, &semaphore);
+    Ok((semaphore, result))
+}
+
 /// `release --force`: every key of the target (a semaphore's slots one after the other),
 /// whoever holds it.
 fn force_release(
@@ -138,6 +175,12 @@ fn force_release(
     target: &Target,
 ) -> anyhow::Result<Outcome> {
     let name = &target.name;
+    if let Some(slots) = target.limit() {
+        // Emptying slots 0..N-1 of a semaphore of another size would leave some of its holders.
+        if let Some(found) = lock.limit(target).other_than(slots) {
+            return Err(config::limit_mismatch(name, Some(slots), found));
+        }
+    }
     let mut removed_any = false;
     let mut answered_all = true;
     for key in target.all_keys() {
@@ -186,9 +229,15 @@ fn force_release(
             ),
         ))
     } else {
+        let semaphore = match (target.kind, lock.limit(target)) {
+            (Kind::Mutex, Limit::Slots(slots)) => format!(
+                " ('{name}' is also a semaphore of {slots} slots: --limit {slots} --force empties them)"
+            ),
+            _ => String::new(),
+        };
         Err(exit::fail(
             Outcome::Negative,
-            format!("lock '{name}' is not held on any server; nothing to remove"),
+            format!("lock '{name}' is not held on any server; nothing to remove{semaphore}"),
         ))
     }
 }
@@ -200,8 +249,11 @@ pub(crate) fn extend(
 ) -> anyhow::Result<Outcome> {
     let target = config.extension(args)?;
     let mut lock = config.redlock(reporter);
-    let held = lock.find_key(&target, &args.token);
-    match held.and_then(|key| Ok((lock.extend(&target, &key, &args.token, args.ttl)?, key))) {
+    let (target, result) = by_token(&mut lock, config, target, |lock, target| {
+        let key = lock.find_key(target, &args.token)?;
+        Ok((lock.extend(target, &key, &args.token, args.ttl)?, key))
+    })?;
+    match result {
         Ok((held, key)) => {
             reporter.emit(&Event::Renewed {
                 name: &args.name,
@@ -214,14 +266,15 @@ pub(crate) fn extend(
             });
             let validity_ms = held.validity.as_millis() as u64;
             let output = if args.json {
-                serde_json::json!({
+                crate::schema::document(serde_json::json!({
                     "name": args.name,
                     "key": key,
                     "token": held.token,
                     "ttl_ms": held.ttl.as_millis() as u64,
                     "validity_ms": validity_ms,
+                    "servers": lock.servers().len(),
                     "votes": held.votes,
-                })
+                }))
                 .to_string()
             } else {
                 validity_ms.to_string()
@@ -240,6 +293,9 @@ pub(crate) fn extend(
             Outcome::Negative,
             format!("lock '{}' was not extended: {err}", args.name),
         )),
+        Err(LockError::LimitMismatch { slots }) => {
+            Err(config::limit_mismatch(&args.name, target.limit(), slots))
+        }
         Err(LockError::NotHeld { acted, undone }) => Err(exit::fail(
             Outcome::Negative,
             format!(

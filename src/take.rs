@@ -101,6 +101,9 @@ fn refusal(target: &Target, take: &TakeArgs, err: LockError, reporter: Reporter)
             Outcome::Signal(signal),
             format!("stopped by signal {signal} while waiting for lock '{name}'; nothing is held"),
         ),
+        LockError::LimitMismatch { slots } => {
+            crate::config::limit_mismatch(name, target.limit(), slots)
+        }
         LockError::NotHeld { .. } | LockError::OtherMode { .. } => {
             exit::fail(Outcome::Software, format!("lock '{name}': {err}"))
         }

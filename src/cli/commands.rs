@@ -54,8 +54,8 @@ pub(crate) struct TakeArgs {
     pub(crate) fence: bool,
 
     /// Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a
-    /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). Every user of the
-    /// semaphore must give the same N; the mutex NAME is a different lock
+    /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). The servers remember N
+    /// while it has holders: another N exits 64. The mutex NAME is a different lock
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
@@ -77,8 +77,9 @@ pub(crate) struct AcquireArgs {
     #[command(flatten)]
     pub(crate) take: TakeArgs,
 
-    /// Print one JSON object (name, key, token, ttl_ms, validity_ms, and fence with --fence)
-    /// instead of the token
+    /// Print one JSON object instead of the token: version, name, key, token, ttl_ms,
+    /// validity_ms, servers, votes, and fence and slot with --fence and --limit (README: JSON
+    /// output)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }
@@ -105,7 +106,8 @@ pub(crate) struct ReleaseArgs {
     #[arg(long, conflicts_with = "token", help_heading = LOCK)]
     pub(crate) force: bool,
 
-    /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot)
+    /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot).
+    /// Without it, a token that holds no lock NAME releases its slot of the semaphore NAME
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
@@ -134,11 +136,13 @@ pub(crate) struct ExtendArgs {
     #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl, help_heading = LOCK)]
     pub(crate) ttl: Duration,
 
-    /// Print one JSON object instead of the validity
+    /// Print one JSON object instead of the validity: version, name, key, token, ttl_ms,
+    /// validity_ms, servers, votes (README: JSON output)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
-    /// NAME is a semaphore of N slots: extend the slot TOKEN holds
+    /// NAME is a semaphore of N slots: extend the slot TOKEN holds. Without it, a token that
+    /// holds no lock NAME extends its slot of the semaphore NAME
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
@@ -152,11 +156,12 @@ pub(crate) struct StatusArgs {
     /// Lock name; without it, list every lock under the prefix
     pub(crate) name: Option<String>,
 
-    /// Print JSON for programs
+    /// Print one JSON object for programs (its fields: README, JSON output)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
-    /// NAME is a semaphore of N slots: show each slot's holder and TTL
+    /// NAME is a semaphore of N slots: show each slot's holder and TTL. Without it, a name that
+    /// is a semaphore is shown as one (and beside the lock NAME, when both are held)
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 

@@ -105,7 +105,8 @@ pub(crate) struct OutputArgs {
     #[arg(short = 'q', long, env = "REDLOCK_QUIET", global = true)]
     pub(crate) quiet: bool,
 
-    /// Form of stderr lines: text for people, json for log collectors (one object per line)
+    /// Form of stderr lines: text for people, json for log collectors (one object per line,
+    /// each event's fields in README: JSON output)
     #[arg(
         long,
         value_name = "FORMAT",

@@ -35,6 +35,7 @@
 
 use super::engine::{Held, LockError, Redlock};
 use super::keys;
+use super::limit;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
@@ -47,16 +48,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
-/// counters in the same order, and last the target's queue. ARGV: token, ttl ms, number of
-/// candidates, fenced ('1'), and for a waiter (else empty) its entry, arrival stamp and lease
-/// ms, then the wake-up prefix, whether the waiter listens ('1'), and the reservation ms.
+/// counters in the same order, then a semaphore's limit key, and last the target's queue. ARGV:
+/// token, ttl ms, number of candidates, fenced ('1'), and for a waiter (else empty) its entry,
+/// arrival stamp and lease ms, then the wake-up prefix, whether the waiter listens ('1'), the
+/// reservation ms, and whether the target is a semaphore ('1': its candidates are all its
+/// slots, and their number its limit).
 ///
-/// Returns {i, false, 0, -1, false, counter} when candidate i (1-based) was set, was handed to
-/// this waiter by a release, or already holds our token (a request repeated on a fresh
-/// connection after the first one landed: it must not take a second slot); else {0, value,
-/// pttl, rank, type, 0} for the candidate that frees soonest (its holder's value, strings only;
-/// its PTTL, 0 when it vanished meanwhile, -1 when it never expires; its type when another client
-/// keeps a non-string there, such as Redisson's hash), with the waiter's rank in the queue.
+/// Returns {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
+/// to this waiter by a release, or already holds our token (a request repeated on a fresh
+/// connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
+/// false, 0, m}, having touched nothing, when the semaphore's limit key says m slots, not ours
+/// (limit.rs); else {0, value, pttl, rank, type, 0, 0} for the candidate that frees soonest (its
+/// holder's value, strings only; its PTTL, 0 when it vanished meanwhile, -1 when it never
+/// expires; its type when another client keeps a non-string there, such as Redisson's hash),
+/// with the waiter's rank in the queue.
 ///
 /// A script rather than a pipeline: a pipeline is several replies, and the client waits its full
 /// read timeout for each one from a stopped server. `SET … NX GET` (Redis 6.2+) sets and reads
@@ -65,12 +70,18 @@ use std::time::Duration;
 /// overwritten either way).
 fn acquire_source() -> String {
     format!(
-        "{}{}",
+        "{}{}{}",
         queue::lua(),
+        limit::LUA,
         r"
 if redis.replicate_commands then redis.replicate_commands() end
 local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
 local queue = KEYS[#KEYS]
+local semaphore = ARGV[11] == '1'
+if semaphore then
+  local other = limit_other(KEYS[#KEYS - 1], n)
+  if other then return {0, false, 0, -1, false, 0, other} end
+end
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
   local key = KEYS[i]
@@ -116,11 +127,12 @@ if won > 0 then
   end
   local counter = 0
   if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
-  return {won, false, 0, -1, false, counter}
+  if semaphore then limit_settle(KEYS[#KEYS - 1], 1, n) end
+  return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1
 if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
-return {0, value, pttl, rank, kind, 0}"
+return {0, value, pttl, rank, kind, 0, 0}"
     )
 }
 
@@ -147,6 +159,10 @@ impl Redlock {
         if target.fence {
             script_keys.extend(candidates.iter().map(|key| keys::fence(key)));
         }
+        let semaphore = target.limit().is_some();
+        if semaphore {
+            script_keys.push(target.limit_key());
+        }
         script_keys.push(target.queue());
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
@@ -171,13 +187,14 @@ impl Redlock {
                 for key in &script_keys {
                     invocation.key(key);
                 }
-                let (won, value, pttl, rank, foreign, counter): (
+                let (won, value, pttl, rank, foreign, counter, other_limit): (
                     usize,
                     Option<String>,
                     i64,
                     i64,
                     Option<String>,
                     u64,
+                    usize,
                 ) = invocation
                     .arg(&token)
                     .arg(ttl_ms)
@@ -189,6 +206,7 @@ impl Redlock {
                     .arg(&hand_over.wake_prefix)
                     .arg(if listening { "1" } else { "0" })
                     .arg(hand_over.reserve_ms)
+                    .arg(if semaphore { "1" } else { "0" })
                     .invoke(con)?;
                 Ok(Vote {
                     won: won.checked_sub(1).and_then(|i| order.get(i).copied()),
@@ -197,6 +215,7 @@ impl Redlock {
                     rank: u64::try_from(rank).ok(),
                     foreign,
                     counter,
+                    other_limit: (other_limit > 0).then_some(other_limit),
                 })
             })
         };
@@ -241,11 +260,21 @@ impl Redlock {
                     (format!("set slot {index}"), Some(index) == winner)
                 }
                 (None, Kind::Mutex) => ("refused (key exists)".into(), false),
-                (None, Kind::Semaphore { .. }) => ("refused (every slot taken)".into(), false),
+                (None, Kind::Semaphore { .. }) => match vote.other_limit {
+                    Some(slots) => (format!("refused (a semaphore of {slots} slots)"), false),
+                    None => ("refused (every slot taken)".into(), false),
+                },
             },
         );
-        let result = match (winner, validity) {
-            (Some(index), Some(validity)) => {
+        // A semaphore of another size refuses the whole attempt, whatever the other servers
+        // did: what they set is withdrawn below (limit.rs).
+        let other_limit = replies
+            .iter()
+            .filter_map(|reply| reply.result.as_ref().ok()?.other_limit)
+            .max();
+        let result = match (other_limit, winner, validity) {
+            (Some(slots), _, _) => Err(LockError::LimitMismatch { slots }),
+            (None, Some(index), Some(validity)) => {
                 let key = target.key(index);
                 let granted = Held::granted(&key, token, ttl, (validity, started), outcome.yes);
                 let held = Held {
@@ -280,7 +309,7 @@ impl Redlock {
                     Ok(held)
                 }
             }
-            (Some(_), None) => Err(LockError::Unavailable {
+            (None, Some(_), None) => Err(LockError::Unavailable {
                 detail: format!(
                     "the servers took {} ms of the {ttl_ms} ms ttl to answer; no validity left",
                     outcome
@@ -288,10 +317,10 @@ impl Redlock {
                         .map_or(0, |at| at.since(started).as_millis()),
                 ),
             }),
-            (None, _) if outcome.answered() < needed => {
+            (None, None, _) if outcome.answered() < needed => {
                 Err(self.unavailable(&replies, outcome.answered()))
             }
-            (None, _) => Err(LockError::Busy { holder: None }),
+            (None, None, _) => Err(LockError::Busy { holder: None }),
         };
         let kept = result.as_ref().ok().map(|held| held.key.clone());
         self.tidy(
@@ -317,12 +346,15 @@ fn candidate_order(width: usize) -> Vec<usize> {
 }
 
 /// Whether the replies in hand settle the round (step 3): a quorum for one candidate, or no
-/// candidate that can still reach one, from at least a quorum of answers.
+/// candidate that can still reach one, from at least a quorum of answers; or a semaphore of
+/// another size, which refuses the attempt.
 fn decided(replies: &[Option<Reply<Vote>>], needed: usize, servers: usize, width: usize) -> bool {
     let mut counts = vec![0usize; width];
     let mut answered = 0;
     for reply in replies.iter().flatten() {
         match &reply.result {
+            // The attempt is refused whatever the others say (limit.rs).
+            Ok(vote) if vote.other_limit.is_some() => return true,
             Ok(vote) => {
                 answered += 1;
                 if let Some(index) = vote.won {
@@ -375,6 +407,7 @@ mod tests {
                 rank: None,
                 foreign: None,
                 counter: 0,
+                other_limit: None,
             }),
             at: BootInstant::now(),
             latency: Duration::ZERO,

@@ -72,6 +72,9 @@ pub(crate) enum LockError {
     OtherMode { holds_shared: bool },
     /// A signal arrived while waiting; nothing is held.
     Interrupted(i32),
+    /// The name is a semaphore of `slots` slots, not of the number asked for (limit.rs). Nothing
+    /// was done, or what an attempt set was withdrawn.
+    LimitMismatch { slots: usize },
 }
 
 impl std::fmt::Display for LockError {
@@ -90,6 +93,7 @@ impl std::fmt::Display for LockError {
                 holds_shared: false,
             } => f.write_str("the token holds the lock exclusively: leave out --shared"),
             LockError::Interrupted(sig) => write!(f, "interrupted by signal {sig} while waiting"),
+            LockError::LimitMismatch { slots } => write!(f, "it is a semaphore of {slots} slots"),
         }
     }
 }

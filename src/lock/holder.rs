@@ -4,6 +4,7 @@
 //! in the other mode.
 
 use super::engine::{Held, LockError, Redlock};
+use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
@@ -17,18 +18,24 @@ use std::time::Duration;
 /// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours, 2
 /// when the token is a shared holder of it (KEYS[3] the readers; nothing is touched); a key that
 /// is not ours but reserved for this process's own entry (a release that raced its win) is
-/// passed on to the next waiter.
+/// passed on to the next waiter. A semaphore's slot is followed by `limit::settle_keys` from
+/// KEYS[4], and the limit is settled.
 fn release_source() -> String {
     format!(
-        "{}
+        "{}{}
+if redis.replicate_commands then redis.replicate_commands() end
+local code = 1
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
   if redis.call('zscore', KEYS[3], ARGV[1]) then return 2 end
   {}
-  return 0
+  code = 0
+else
+  {}
 end
-{}
-return 1",
+if #KEYS > 3 then limit_settle(KEYS[4], 5, #KEYS - 4) end
+return code",
         queue::lua(),
+        limit::LUA,
         queue::PASS_ON_LAST_ARGS,
         queue::HAND_OVER_LAST_ARGS
     )
@@ -40,22 +47,25 @@ static RELEASE: Lua = Lua::new(release_source);
 /// that expired has had a gap in which someone else may have held it. Returns {1, expiry before,
 /// expiry now} (milliseconds on the server's clock, -1 for none) so that a failed extension can
 /// be undone, {2, 0, 0} when the token is a shared holder (KEYS[2] the readers; nothing is
-/// touched), or {0, 0, 0}. TIME is read after the write: scripts on servers before Redis 5 may
-/// not write after reading the clock.
+/// touched), or {0, 0, 0}. A semaphore's slot is followed by `limit::settle_keys` from KEYS[3],
+/// and the limit is settled. TIME is read after the writes: scripts on servers before Redis 5
+/// may not write after reading the clock.
 static EXTEND: Lua = Lua::new(|| {
-    r"
+    limit::LUA.to_string()
+        + r"
+if redis.replicate_commands then redis.replicate_commands() end
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
   if redis.call('zscore', KEYS[2], ARGV[1]) then return {2, 0, 0} end
   return {0, 0, 0}
 end
 local left = redis.call('pttl', KEYS[1])
 redis.call('pexpire', KEYS[1], ARGV[2])
+if #KEYS > 2 then limit_settle(KEYS[3], 4, #KEYS - 3) end
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local before = -1
 if left >= 0 then before = now + left end
 return {1, before, now + ARGV[2]}"
-        .into()
 });
 
 /// Puts back the expiry `ARGV[3]` (-1: none) a failed extension replaced, only if the key still
@@ -159,10 +169,12 @@ impl Redlock {
             &RELEASE
         };
         let readers = target.readers();
+        let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let mut invocation = script.script().key(key);
-            invocation.key(&hand_over.queue).key(&readers).arg(token);
+            invocation.key(&hand_over.queue).key(&readers).key(&settle);
+            invocation.arg(token);
             let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(Answer::from_code(code, ()))
         });
@@ -207,12 +219,14 @@ impl Redlock {
             &EXTEND
         };
         let readers = target.readers();
+        let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let (code, before, set): (i64, i64, i64) = script
                 .script()
                 .key(key)
                 .key(&readers)
+                .key(&settle)
                 .arg(token)
                 .arg(ttl_ms)
                 .invoke(con)?;

@@ -4,6 +4,7 @@
 
 use super::engine::{LockError, Redlock};
 use super::keys::{self, Listed};
+use super::limit::{self, Limit};
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::script::Lua;
@@ -13,14 +14,15 @@ use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// KEYS: the target's keys, its readers (shared.rs), then its queue. Returns, in one round
-/// trip, each key's type, value (strings only) and PTTL, the first `MAX_WAITERS` entries of the
-/// queue with their scores, and the live shared holders with their remaining TTL in ms.
+/// KEYS: the target's keys, its readers (shared.rs), the limit key of the semaphore of its name
+/// (limit.rs), then its queue. Returns, in one round trip, each key's type, value (strings only)
+/// and PTTL, the first `MAX_WAITERS` entries of the queue with their scores, the live shared
+/// holders with their remaining TTL in ms, and the limit key's value (false when none).
 static INSPECT: Lua = Lua::new(|| {
     format!(
         r"
 local keys = {{}}
-for i = 1, #KEYS - 2 do
+for i = 1, #KEYS - 3 do
   local kind = redis.call('type', KEYS[i]).ok
   local value = false
   if kind == 'string' then value = redis.call('get', KEYS[i]) end
@@ -31,11 +33,13 @@ if type(waiting) ~= 'table' or waiting.err then waiting = {{}} end
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local readers = {{}}
-local found = redis.pcall('zrangebyscore', KEYS[#KEYS - 1], '(' .. now, '+inf', 'WITHSCORES')
+local found = redis.pcall('zrangebyscore', KEYS[#KEYS - 2], '(' .. now, '+inf', 'WITHSCORES')
 if type(found) == 'table' and not found.err then
   for i = 1, #found, 2 do readers[#readers + 1] = {{found[i], tonumber(found[i + 1]) - now}} end
 end
-return {{keys, waiting, readers}}",
+local limit = redis.pcall('get', KEYS[#KEYS - 1])
+if type(limit) ~= 'string' then limit = false end
+return {{keys, waiting, readers, limit}}",
         last = MAX_WAITERS - 1
     )
 });
@@ -57,19 +61,23 @@ return out"
 });
 
 /// Removes KEYS[1] whatever its value (`release --force`), and its shared holders (KEYS[3]),
-/// handing it to the next waiter of the queue KEYS[2] like a release. Returns {removed, value
-/// (strings only), type}.
+/// handing it to the next waiter of the queue KEYS[2] like a release; a semaphore's slot is
+/// followed by `limit::settle_keys` from KEYS[4], and the limit is settled. Returns {removed,
+/// value (strings only), type}.
 fn force_release_source() -> String {
     format!(
-        "{}
+        "{}{}
+if redis.replicate_commands then redis.replicate_commands() end
 local kind = redis.call('type', KEYS[1]).ok
 local value = false
 if kind == 'string' then value = redis.call('get', KEYS[1]) end
 local removed = redis.call('exists', KEYS[1])
 redis.call('del', KEYS[3])
 if removed == 1 then {} end
+if #KEYS > 3 then limit_settle(KEYS[4], 5, #KEYS - 4) end
 return {{removed, value, kind}}",
         queue::lua(),
+        limit::LUA,
         queue::HAND_OVER_LAST_ARGS
     )
 }
@@ -85,6 +93,9 @@ pub(crate) struct Inspection {
     pub(crate) keys: Vec<Vec<ServerState>>,
     /// Who waits, in arrival order, over every server that answered.
     pub(crate) waiters: Vec<Waiting>,
+    /// What the servers record as the number of slots of the semaphore of the target's name,
+    /// for a mutex's target too.
+    pub(crate) limit: Limit,
     /// When the round started: what the servers showed is at least this old.
     pub(crate) started: BootInstant,
 }
@@ -111,10 +122,11 @@ impl Redlock {
     pub(crate) fn force_release(&mut self, target: &Target, key: &str) -> Vec<ServerState> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), None);
         let readers = keys::readers(key);
+        let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let mut invocation = FORCE_RELEASE.script().key(key);
-            invocation.key(&hand_over.queue).key(&readers);
+            invocation.key(&hand_over.queue).key(&readers).key(&settle);
             let (removed, value, kind): (i64, Option<String>, String) =
                 hand_over.args(&mut invocation).invoke(con)?;
             Ok(if removed == 1 {
@@ -138,12 +150,14 @@ impl Redlock {
     pub(crate) fn inspect(&mut self, target: &Target) -> Inspection {
         let mut script_keys = target.all_keys();
         script_keys.push(target.readers());
+        script_keys.push(target.limit_key());
         script_keys.push(target.queue());
         let started = BootInstant::now();
         type Found = (
             Vec<(String, Option<String>, i64)>,
             Vec<String>,
             Vec<(String, i64)>,
+            Option<String>,
         );
         let replies = self.nodes.round(|con| {
             let mut invocation = INSPECT.script().prepare_invoke();
@@ -159,7 +173,7 @@ impl Redlock {
             &replies,
             started,
             None,
-            |(found, _, _)| {
+            |(found, _, _, _)| {
                 let held = found.iter().filter(|(kind, _, _)| kind != "none").count();
                 match found.len() {
                     1 => (if held == 1 { "held" } else { "absent" }.into(), held == 1),
@@ -168,7 +182,7 @@ impl Redlock {
             },
         );
         let mut waiters: BTreeMap<String, Waiting> = BTreeMap::new();
-        for (_, entries, _) in replies
+        for (_, entries, _, _) in replies
             .iter()
             .filter_map(|reply| reply.result.as_ref().ok())
         {
@@ -197,7 +211,7 @@ impl Redlock {
                         server: server.display.clone(),
                         master: reply.result.is_ok().then(|| server.master()).flatten(),
                         state: match &reply.result {
-                            Ok((found, _, readers)) => Ok(found.get(index).map_or(
+                            Ok((found, _, readers, _)) => Ok(found.get(index).map_or(
                                 KeyState::Absent,
                                 |(kind, value, pttl)| {
                                     with_readers(key_state(kind, value.clone(), *pttl), readers)
@@ -210,20 +224,30 @@ impl Redlock {
                     .collect()
             })
             .collect();
+        let limit = Limit::of(
+            replies
+                .iter()
+                .filter_map(|reply| reply.result.as_ref().ok())
+                .map(|(_, _, _, limit)| limit::parse(limit.as_deref())),
+        );
         Inspection {
             keys,
             waiters,
+            limit,
             started,
         }
     }
 
     /// Which of `target`'s keys `token` holds: a mutex's own key (no round), or the slot most
-    /// servers show it in.
+    /// servers show it in; `LimitMismatch` when the servers record another number of slots.
     pub(crate) fn find_key(&mut self, target: &Target, token: &str) -> Result<String, LockError> {
-        if target.width() == 1 {
+        let Some(slots) = target.limit() else {
             return Ok(target.key(0));
-        }
+        };
         let inspection = self.inspect(target);
+        if let Some(slots) = inspection.limit.other_than(slots) {
+            return Err(LockError::LimitMismatch { slots });
+        }
         let mut best: Option<(usize, usize)> = None;
         for (index, servers) in inspection.keys.iter().enumerate() {
             let holding = servers

@@ -3,6 +3,7 @@
 //! `crate::hold`, which decides the numbers.
 
 use super::engine::{LockError, Redlock};
+use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
 use super::script::Lua;
@@ -16,15 +17,21 @@ use std::time::Duration;
 /// arrived late, and the hold is shortened by as much (see `crate::hold`). A hold with nothing
 /// left is a release, handed to the next waiter of the queue KEYS[2]. Returns 1 when kept, 2
 /// when released, 0 when the key is not ours (a reservation for this process's own entry is
-/// then passed on, as a release does). Its writes depend on the clock (the PTTL), so it
-/// asks servers before Redis 5 to replicate them as effects, not as the script.
+/// then passed on, as a release does). A semaphore's slot is followed by `limit::settle_keys`
+/// from KEYS[3], and the limit is settled: a kept slot keeps it. Its writes depend on the clock
+/// (the PTTL), so it asks servers before Redis 5 to replicate them as effects, not as the
+/// script.
 fn keep_source() -> String {
     format!(
-        "{}
+        "{}{}
 if redis.replicate_commands then redis.replicate_commands() end
+local function settled(code)
+  if #KEYS > 2 then limit_settle(KEYS[3], 4, #KEYS - 3) end
+  return code
+end
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
   {}
-  return 0
+  return settled(0)
 end
 local px = tonumber(ARGV[3])
 local expected = tonumber(ARGV[4])
@@ -34,11 +41,12 @@ if expected > 0 then
 end
 if px > 0 then
   redis.call('set', KEYS[1], ARGV[2], 'PX', px)
-  return 1
+  return settled(1)
 end
 {}
-return 2",
+return settled(2)",
         queue::lua(),
+        limit::LUA,
         queue::PASS_ON_LAST_ARGS,
         queue::HAND_OVER_LAST_ARGS
     )
@@ -88,11 +96,13 @@ impl Redlock {
         let expected_ms = keep
             .expected_pttl
             .map_or(0, |pttl| pttl.as_millis() as u64 + 1);
+        let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let mut invocation = KEEP.script().key(key);
             invocation
                 .key(&hand_over.queue)
+                .key(&settle)
                 .arg(token)
                 .arg(keep.value)
                 .arg(remaining_ms)

@@ -1,7 +1,7 @@
 //! Every Redis key and channel name redlock writes or reads, built and taken apart here and
-//! nowhere else: the lock key, a semaphore's slots, a lock's queue of waiters and their wake-up
-//! channels, the reservation a release leaves for the waiter it woke, fencing counters, and a
-//! latch's key, count field and channel.
+//! nowhere else: the lock key, a semaphore's slots and limit, a lock's queue of waiters and their
+//! wake-up channels, the reservation a release leaves for the waiter it woke, fencing counters,
+//! and a latch's key, count field and channel.
 //!
 //! The lock NAME is the key `<prefix><NAME>`: a plain string holding the holder's token, the
 //! layout redsync, node-redlock, pottery and redis-py share. Everything redlock keeps beside a
@@ -11,6 +11,7 @@
 //! | --- | --- |
 //! | lock (mutex) | `<prefix><NAME>` |
 //! | semaphore slot S | `<prefix><NAME>␟slots:S` |
+//! | a semaphore's number of slots (limit.rs) | `<prefix><NAME>␟slots␟limit` |
 //! | fencing counter of a lock or slot key K | `K␟fence` |
 //! | shared holders of a lock (sorted set) | `<prefix><NAME>␟readers` |
 //! | queue of waiters (sorted set) | `<prefix><NAME>␟queue`, a semaphore's `<prefix><NAME>␟slots␟queue` |
@@ -36,6 +37,7 @@ pub(crate) const RESERVATION: &str = "next:";
 pub(crate) const SHARED: &str = "redlock:shared";
 
 const SLOTS: &str = "slots";
+const LIMIT: &str = "limit";
 const READERS: &str = "readers";
 const QUEUE: &str = "queue";
 const WAKE: &str = "wake";
@@ -72,6 +74,11 @@ impl LockKeys {
     /// The key of a semaphore's slot `slot`.
     pub(crate) fn slot(&self, slot: usize) -> String {
         format!("{}:{slot}", self.semaphore())
+    }
+
+    /// The key that says how many slots the semaphore NAME has (limit.rs).
+    pub(crate) fn limit(&self) -> String {
+        format!("{}{SEPARATOR}{LIMIT}", self.semaphore())
     }
 }
 
@@ -190,6 +197,7 @@ mod tests {
         assert_eq!(keys.lock(), "redlock:deploy");
         assert_eq!(keys.semaphore(), "redlock:deploy\u{1f}slots");
         assert_eq!(keys.slot(12), "redlock:deploy\u{1f}slots:12");
+        assert_eq!(keys.limit(), "redlock:deploy\u{1f}slots\u{1f}limit");
         assert_eq!(queue(keys.lock()), "redlock:deploy\u{1f}queue");
         assert_eq!(
             queue(&keys.semaphore()),
@@ -229,6 +237,7 @@ mod tests {
             queue(keys.lock()),
             queue(&keys.semaphore()),
             readers(keys.lock()),
+            keys.limit(),
             keys.semaphore(),
             LatchKeys::new("redlock:", "deploy").key().to_string(),
             format!("{}:x", keys.semaphore()),

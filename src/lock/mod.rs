@@ -2,7 +2,8 @@
 //! a `Target` (a mutex or a semaphore). Everything here returns values and typed errors; it
 //! never prints and never exits.
 //!
-//! - target.rs: what is locked; keys.rs: every key name, built and parsed.
+//! - target.rs: what is locked; keys.rs: every key name, built and parsed; limit.rs: the number
+//!   of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
 //!   wait.rs: retrying until `--wait` runs out.
@@ -23,6 +24,7 @@ mod inspect;
 mod keep;
 pub(crate) mod keys;
 pub(crate) mod latch;
+mod limit;
 mod nodes;
 mod observe;
 mod queue;
@@ -38,8 +40,9 @@ mod withdraw;
 pub(crate) use engine::{Held, LockError, Redlock};
 pub(crate) use fence::holder_fence;
 pub(crate) use holder::Released;
-pub(crate) use inspect::Waiting as QueuedWaiter;
+pub(crate) use inspect::{Inspection, Waiting as QueuedWaiter};
 pub(crate) use keep::{Keep, Kept};
+pub(crate) use limit::Limit;
 pub(crate) use nodes::NodeError;
 pub(crate) use observe::Round;
 pub(crate) use target::{Kind, Target};

@@ -108,7 +108,7 @@ local function granted()
   if entry ~= '' then queue_leave(queue, entry, ARGV[8], ARGV[9]) end
   local counter = 0
   if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[3], 'fence')) or 0 end
-  return {{1, false, 0, -1, false, counter}}
+  return {{1, false, 0, -1, false, counter, 0}}
 end
 if value == '{mark}' and redis.call('zscore', readers, token) then return granted() end
 local open = kind == 'none' or value == '{mark}' or value == '{batch}'
@@ -131,7 +131,7 @@ local foreign = false
 if kind ~= 'string' and kind ~= 'none' then foreign = kind end
 local rank = -1
 if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
-return {{0, value, pttl, rank, foreign, 0}}",
+return {{0, value, pttl, rank, foreign, 0, 0}}",
             mark = super::keys::SHARED,
             batch = format_args!("{}{}", super::keys::RESERVATION, queue::BATCH_RESERVATION),
         )

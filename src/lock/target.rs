@@ -73,6 +73,21 @@ impl Target {
         }
     }
 
+    /// A semaphore's number of slots; `None` for a mutex.
+    pub(crate) fn limit(&self) -> Option<usize> {
+        match self.kind {
+            Kind::Semaphore { slots } => Some(slots),
+            Kind::Mutex | Kind::Shared => None,
+        }
+    }
+
+    /// The key that records the number of slots of the semaphore of this name (limit.rs): for
+    /// a mutex's target too, so that `status` and a release without `--limit` can tell that
+    /// the name is also a semaphore.
+    pub(crate) fn limit_key(&self) -> String {
+        self.keys.limit()
+    }
+
     /// The shared holders of this target's lock (a semaphore's stem has none, ever).
     pub(crate) fn readers(&self) -> String {
         keys::readers(&self.stem())

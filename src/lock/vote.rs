@@ -21,6 +21,9 @@ pub(crate) struct Vote {
     pub(crate) foreign: Option<String>,
     /// With `--fence`: the fencing counter this server had when it granted.
     pub(crate) counter: u64,
+    /// The number of slots this server's limit key records for the semaphore, when it is not
+    /// the attempt's: the server set nothing (limit.rs).
+    pub(crate) other_limit: Option<usize>,
 }
 
 /// What the refusing servers showed of the holders.

@@ -139,6 +139,13 @@ impl Redlock {
                 Err(failure) => failure,
             };
             queued |= seen.rank.is_some();
+            if let LockError::LimitMismatch { .. } = failure {
+                // Waiting cannot change the semaphore's size: give up at once, leaving nothing.
+                if let Some(waiter) = waiter.as_ref().filter(|_| queued) {
+                    self.leave(target, waiter);
+                }
+                return Ok(Err(failure));
+            }
             splits = if seen.split { splits + 1 } else { 0 };
             let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
                 if give_up_at.is_none() && seen.split && splits <= SPLIT_RETRIES {

@@ -4,6 +4,7 @@
 //! follow a request whose reply is late (`Lua::eval`).
 
 use super::engine::Redlock;
+use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::script::Lua;
@@ -18,21 +19,27 @@ use std::sync::Arc;
 /// telling the waiter's listeners to stop when it listens (ARGV[5] = '1'), and hands any of
 /// those keys reserved for it to the next waiter (wake-up prefix ARGV[3], reservation ARGV[4]
 /// ms). For a shared target (ARGV[7] = '1', the readers the key before the queue) a failed
-/// attempt removes our entry, and the key with the last one (shared.rs).
+/// attempt removes our entry, and the key with the last one (shared.rs). For a semaphore
+/// (ARGV[8] = '1', KEYS all its slots, then its limit key before the queue) the limit key is
+/// settled last (limit.rs).
 fn withdraw_source() -> String {
     format!(
-        "{}{}{}",
+        "{}{}{}{}",
         queue::lua(),
         shared::lua(),
+        limit::LUA,
         r"
 if redis.replicate_commands then redis.replicate_commands() end
 local queue = KEYS[#KEYS]
+local semaphore = ARGV[8] == '1'
 if ARGV[7] == '1' and ARGV[6] == '' and redis.call('zrem', KEYS[#KEYS - 1], ARGV[1]) == 1 then
   if shared_settle(KEYS[1], KEYS[#KEYS - 1], shared_now()) == 0 and shared_marked(KEYS[1]) then
     redis.call('del', KEYS[1])
   end
 end
-for i = 1, #KEYS - 1 do
+local last = #KEYS - 1
+if semaphore then last = #KEYS - 2 end
+for i = 1, last do
   local value = false
   if redis.call('type', KEYS[i]).ok == 'string' then value = redis.call('get', KEYS[i]) end
   if value == ARGV[1] and KEYS[i] ~= ARGV[6] then
@@ -42,6 +49,7 @@ for i = 1, #KEYS - 1 do
   end
 end
 if ARGV[2] ~= '' then queue_leave(queue, ARGV[2], ARGV[3], ARGV[5]) end
+if semaphore then limit_settle(KEYS[#KEYS - 1], 1, last) end
 return 1"
     )
 }
@@ -52,9 +60,11 @@ static WITHDRAW: Lua = Lua::new(withdraw_source);
 /// the queue when `leave` names the waiter (its entry, and whether it listens).
 #[derive(Clone)]
 struct Withdrawal {
-    /// The target's keys, its readers for a shared target, then its queue.
+    /// The target's keys, its readers for a shared target or its limit key for a semaphore,
+    /// then its queue.
     keys: Vec<String>,
     shared: bool,
+    semaphore: bool,
     token: String,
     /// The key a grant holds: our token stays there.
     kept: String,
@@ -70,10 +80,15 @@ impl Withdrawal {
         if target.is_shared() {
             keys.push(target.readers());
         }
+        let semaphore = target.limit().is_some();
+        if semaphore {
+            keys.push(target.limit_key());
+        }
         keys.push(hand_over.queue);
         Withdrawal {
             keys,
             shared: target.is_shared(),
+            semaphore,
             token: String::new(),
             kept: String::new(),
             leave: None,
@@ -93,6 +108,7 @@ impl Withdrawal {
             .arg(if listening { "1" } else { "0" })
             .arg(&self.kept)
             .arg(if self.shared { "1" } else { "0" })
+            .arg(if self.semaphore { "1" } else { "0" })
             .query(con)?;
         Ok(())
     }

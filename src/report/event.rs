@@ -190,7 +190,7 @@ impl Event<'_> {
                 forced,
             } => json!({
                 "name": name, "key": key, "token_id": token.map(token_id),
-                "deleted": deleted, "servers": servers, "forced": forced,
+                "servers_deleted": deleted, "servers": servers, "forced": forced,
             }),
             Event::ChildExited {
                 name,
@@ -212,7 +212,7 @@ impl Event<'_> {
                 remaining,
             } => json!({
                 "name": name, "key": key, "token_id": token_id(token),
-                "kept": kept, "servers": servers, "remaining_ms": ms(remaining),
+                "servers_kept": kept, "servers": servers, "remaining_ms": ms(remaining),
             }),
             Event::Busy {
                 name,
@@ -221,7 +221,7 @@ impl Event<'_> {
                 waited,
                 exit_code,
             } => json!({
-                "name": name, "key": key, "holder": holder,
+                "name": name, "key": key, "held_by": holder,
                 "waited_ms": waited.map(ms), "exit_code": exit_code,
             }),
             Event::TimedOut {

@@ -1,6 +1,6 @@
 //! One line on stderr, written whole with one call: the text form (made printable), and the JSON
-//! object with its common head (`ts`, `level`, `event`, `pid`) that every `--log-format json` line
-//! starts with.
+//! object with its common head (`ts`, `level`, `event`, `pid`, `version`) that every
+//! `--log-format json` line starts with.
 
 use crate::human;
 use serde_json::{Map, Value};
@@ -28,11 +28,12 @@ impl Severity {
     }
 }
 
-/// The fields every JSON line starts with; `pid` is redlock's own (a command's is `child_pid`).
-const HEAD: [&str; 4] = ["ts", "level", "event", "pid"];
+/// The fields every JSON line starts with; `pid` is redlock's own (a command's is `child_pid`),
+/// and `version` the schema's (`crate::schema`).
+const HEAD: [&str; 5] = ["ts", "level", "event", "pid", "version"];
 
-/// `{"ts":…,"level":…,"event":…,"pid":…, …fields}`: the common head first, so lines read well
-/// in `tail`.
+/// `{"ts":…,"level":…,"event":…,"pid":…,"version":1, …fields}`: the common head first, so
+/// lines read well in `tail`.
 pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
     line(&json_object(severity, event, fields).to_string());
 }
@@ -41,7 +42,7 @@ pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
 /// the tests) stop at; it never takes the head's place.
 fn json_object(severity: Severity, event: &str, fields: Value) -> Value {
     let mut object = Map::new();
-    let [ts, level, kind, pid] = HEAD;
+    let [ts, level, kind, pid, version] = HEAD;
     object.insert(
         ts.into(),
         humantime::format_rfc3339_millis(SystemTime::now())
@@ -51,6 +52,7 @@ fn json_object(severity: Severity, event: &str, fields: Value) -> Value {
     object.insert(level.into(), severity.as_str().into());
     object.insert(kind.into(), event.into());
     object.insert(pid.into(), std::process::id().into());
+    object.insert(version.into(), crate::schema::VERSION.into());
     if let Value::Object(fields) = fields {
         for (name, value) in fields {
             debug_assert!(
@@ -90,7 +92,10 @@ mod tests {
     fn the_head_comes_first_and_pid_is_redlocks() {
         let object = json_object(Severity::Info, "child_exited", json!({ "child_pid": 42 }));
         let names: Vec<&String> = object.as_object().unwrap().keys().collect();
-        assert_eq!(names, ["ts", "level", "event", "pid", "child_pid"]);
+        assert_eq!(
+            names,
+            ["ts", "level", "event", "pid", "version", "child_pid"]
+        );
         assert_eq!(object["pid"], std::process::id());
         assert_eq!(object["level"], "info");
     }

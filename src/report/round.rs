@@ -41,7 +41,7 @@ pub(crate) fn round_text(round: &Round<'_>) -> String {
 }
 
 pub(crate) fn round_json(round: &Round<'_>) -> Value {
-    let servers: Vec<Value> = round
+    let replies: Vec<Value> = round
         .replies
         .iter()
         .map(|reply| {
@@ -64,6 +64,7 @@ pub(crate) fn round_json(round: &Round<'_>) -> Value {
         "quorum": round.quorum,
         "elapsed_ms": (round.elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0,
         "validity_ms": round.validity.map(ms),
-        "servers": servers,
+        "servers": round.replies.len(),
+        "replies": replies,
     })
 }

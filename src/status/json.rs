@@ -1,24 +1,27 @@
-//! The JSON documents of `status`: a lock's verdict and fields, each server's view, the holder
-//! facts a token carries, a kept lock's run, and the waiters.
+//! The JSON of `status`: a lock's verdict and fields, each server's view, the holder facts a
+//! token carries, a kept lock's run, the shared holders and the waiters. README's "JSON output"
+//! lists every field; `servers` is always a number of servers, never a list.
 
 use crate::lock::{Holding, KeyState, NodeError, QueuedWaiter, ServerState, SharedHolder};
 use crate::token;
 use serde_json::{json, Map, Value};
 
+/// A lock's fields, as `status NAME` shows a lock or a semaphore's slot.
 pub(super) fn one_json(
     name: &str,
     key: &str,
     quorum: usize,
     states: &[ServerState],
     verdict: &Holding,
-) -> Value {
+) -> Map<String, Value> {
     let mut lock = verdict_json(name, key, verdict);
     lock.insert("quorum".into(), json!(quorum));
+    lock.insert("servers".into(), json!(states.len()));
     lock.insert(
-        "servers".into(),
+        "per_server".into(),
         states.iter().map(server_json).collect::<Vec<_>>().into(),
     );
-    lock.into()
+    lock
 }
 
 /// The fields a lock has in JSON both alone (`status NAME`) and in the list (`status`).
@@ -66,39 +69,39 @@ pub(super) fn verdict_json(name: &str, key: &str, verdict: &Holding) -> Map<Stri
     .collect()
 }
 
+/// One server's view of a key. Every field is always there (null when it does not apply), so
+/// that each entry has the same fields.
 fn server_json(state: &ServerState) -> Value {
     let latency_ms = (state.latency.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
-    let mut server = match &state.state {
-        Ok(KeyState::Absent) => json!({
-            "server": state.server, "reachable": true, "error": null,
-            "holds_key": false, "token": null, "ttl_ms": null, "latency_ms": latency_ms,
-        }),
-        Ok(KeyState::Foreign { kind, ttl }) => json!({
-            "server": state.server, "reachable": true, "error": null,
-            "holds_key": true, "token": null, "foreign_type": kind,
-            "ttl_ms": ttl.map(|t| t.as_millis() as u64), "latency_ms": latency_ms,
-        }),
-        Ok(KeyState::Shared { readers, ttl }) => json!({
-            "server": state.server, "reachable": true, "error": null,
-            "holds_key": true, "token": null, "readers": readers.len(),
-            "ttl_ms": ttl.map(|t| t.as_millis() as u64), "latency_ms": latency_ms,
-        }),
-        Ok(KeyState::Present { token, ttl }) => json!({
-            "server": state.server, "reachable": true, "error": null,
-            "holds_key": true, "token": token, "ttl_ms": ttl.map(|t| t.as_millis() as u64),
-            "latency_ms": latency_ms,
-        }),
-        Err(err) => json!({
-            "server": state.server, "reachable": matches!(err, NodeError::ForeignType),
-            "error": err.to_string(), "holds_key": matches!(err, NodeError::ForeignType),
-            "token": null, "ttl_ms": null, "latency_ms": latency_ms,
-        }),
+    let ms = |ttl: Option<std::time::Duration>| ttl.map(|t| t.as_millis() as u64);
+    let (reachable, error, holds_key) = match &state.state {
+        Ok(KeyState::Absent) => (true, None, false),
+        Ok(_) => (true, None, true),
+        Err(err) => {
+            // A key of another type is there, and the server answered about it.
+            let foreign = matches!(err, NodeError::ForeignType);
+            (foreign, Some(err.to_string()), foreign)
+        }
     };
-    if let (Some(master), Some(fields)) = (&state.master, server.as_object_mut()) {
+    let (token, foreign_type, reader_count, expires_in_ms) = match &state.state {
+        Ok(KeyState::Present { token, ttl }) => (Some(token.as_str()), None, None, ms(*ttl)),
+        Ok(KeyState::Foreign { kind, ttl }) => (None, Some(kind.as_str()), None, ms(*ttl)),
+        Ok(KeyState::Shared { readers, ttl }) => (None, None, Some(readers.len()), ms(*ttl)),
+        Ok(KeyState::Absent) | Err(_) => (None, None, None, None),
+    };
+    json!({
+        "server": state.server,
         // Only Sentinel groups have one: which master answered for the group.
-        fields.insert("master".into(), json!(master));
-    }
-    server
+        "master": state.master,
+        "reachable": reachable,
+        "error": error,
+        "holds_key": holds_key,
+        "token": token,
+        "foreign_type": foreign_type,
+        "reader_count": reader_count,
+        "expires_in_ms": expires_in_ms,
+        "latency_ms": latency_ms,
+    })
 }
 
 fn holder_json(token: &str) -> Option<Value> {
@@ -129,7 +132,7 @@ fn readers_json(readers: &[SharedHolder]) -> Value {
             json!({
                 "token": reader.token,
                 "holder": holder_json(&reader.token),
-                "servers": reader.servers,
+                "servers_holding": reader.servers,
                 "validity_ms": reader.validity.as_millis() as u64,
             })
         })
@@ -149,7 +152,7 @@ pub(super) fn waiters_json(waiters: &[QueuedWaiter]) -> Value {
                 "command": holder.as_ref().and_then(|h| h.command.clone()),
                 "since_unix_ms": waiter.since_unix_ms,
                 "shared": waiter.shared,
-                "servers": waiter.servers,
+                "servers_queued": waiter.servers,
             })
         })
         .collect::<Vec<_>>()

@@ -55,18 +55,25 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
     let text = if as_json {
         let list: Vec<Value> = locks
             .iter()
-            .map(|(name, key, verdict, holding, states)| {
-                let mut lock = verdict_json(name, key, verdict);
+            .map(|(_, key, verdict, holding, states)| {
+                // The lock's own name, as everywhere else; a slot says which in `slot`.
+                let (name, slot) = match keys::parse(&config.prefix, key) {
+                    Listed::Slot { name, slot } => (name, Some(slot)),
+                    Listed::Lock { name } => (name, None),
+                    Listed::Beside => (key.clone(), None),
+                };
+                let mut lock = verdict_json(&name, key, verdict);
+                lock.insert("slot".into(), json!(slot));
                 lock.insert("servers_holding".into(), json!(holding));
                 lock.insert("servers".into(), json!(states.len()));
-                if let Listed::Slot { slot, .. } = keys::parse(&config.prefix, key) {
-                    lock.insert("slot".into(), json!(slot));
-                }
                 Value::Object(lock)
             })
             .collect();
         let latches = super::latch::list_json(config, &latches);
-        json!({ "prefix": config.prefix, "locks": list, "latches": latches }).to_string()
+        crate::schema::document(
+            json!({ "prefix": config.prefix, "locks": list, "latches": latches }),
+        )
+        .to_string()
     } else if locks.is_empty() {
         format!("no locks under prefix '{}'", config.prefix)
     } else {

@@ -2,16 +2,16 @@
 //! in its queue.
 
 use super::json::{one_json, waiters_json};
-use super::text::{
-    align, is_kept, kept_summary, print, readers_table, short_token, waiters_table, when,
-};
+use super::text::{align, is_kept, kept_summary, readers_table, short_token, waiters_table, when};
+use super::Shown;
 use crate::exit::Outcome;
 use crate::human;
-use crate::lock::{self, Holding, KeyState, Redlock, ServerState, Target};
+use crate::lock::{self, Holding, Inspection, KeyState, NodeError, Redlock, ServerState, Target};
 use crate::token;
+use serde_json::Map;
 
-pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow::Result<Outcome> {
-    let inspection = lock.inspect(target);
+/// One mutex as `status NAME` shows it, from what `inspection` found.
+pub(super) fn report(lock: &mut Redlock, target: &Target, inspection: &Inspection) -> Shown {
     let states = &inspection.keys[0];
     let key = target.keys.lock();
     let verdict = lock::holding(states, inspection.started);
@@ -22,24 +22,37 @@ pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow:
         _ => None,
     };
     let name = &target.name;
-    let text = if as_json {
-        let mut json = one_json(name, key, lock.quorum(), states, &verdict);
-        json["fence"] = fence.into();
-        json["waiters"] = waiters_json(&inspection.waiters);
-        json.to_string()
-    } else {
-        let mut text = one_table(name, key, lock.quorum(), states, &verdict, fence);
-        if let Holding::Shared { readers, .. } = &verdict {
-            text.push_str(&readers_table(readers));
+    let mut json = Map::new();
+    json.insert("kind".into(), "lock".into());
+    json.extend(one_json(name, key, lock.quorum(), states, &verdict));
+    json.insert("fence".into(), fence.into());
+    json.insert("waiters".into(), waiters_json(&inspection.waiters));
+    let mut text = one_table(name, key, lock.quorum(), states, &verdict, fence);
+    if let Holding::Shared { readers, .. } = &verdict {
+        text.push_str(&readers_table(readers));
+    }
+    text.push_str(&waiters_table(&inspection.waiters));
+    let outcome = match verdict {
+        Holding::Held { .. } | Holding::Foreign { .. } | Holding::Shared { .. } => {
+            Ok(Outcome::Success)
         }
-        text.push_str(&waiters_table(&inspection.waiters));
-        text
+        Holding::Free | Holding::Partial { .. } => Ok(Outcome::Negative),
+        Holding::Unknown => Ok(Outcome::Unavailable),
     };
-    print(text.trim_end());
-    Ok(match verdict {
-        Holding::Held { .. } | Holding::Foreign { .. } | Holding::Shared { .. } => Outcome::Success,
-        Holding::Free | Holding::Partial { .. } => Outcome::Negative,
-        Holding::Unknown => Outcome::Unavailable,
+    Shown {
+        json,
+        text,
+        outcome,
+    }
+}
+
+/// Whether no server that answered has the mutex's key at all: a name that is only a
+/// semaphore is then shown as one.
+pub(super) fn is_absent(inspection: &Inspection) -> bool {
+    inspection.keys[0].iter().all(|state| match &state.state {
+        Ok(key) => *key == KeyState::Absent,
+        // Another client's key of another type is there.
+        Err(err) => *err != NodeError::ForeignType,
     })
 }
 

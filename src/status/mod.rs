@@ -2,6 +2,10 @@
 //! it; or, without a name, every lock under the prefix. A table for people, `--json` for
 //! programs. Passwords never appear: servers are shown by their redacted URL.
 //!
+//! A name is a mutex, a semaphore (its limit key says so, and how many slots it has), or both
+//! at once: `status NAME` shows whichever holds it, both when both do, with a warning, since the
+//! two do not exclude each other.
+//!
 //! - lock.rs: one mutex; semaphore.rs: one semaphore, slot by slot; list.rs: every lock.
 //! - latch.rs: one latch, the latches listed after the locks, and every latch verb's JSON.
 //! - text.rs and json.rs: how a verdict, a server's view, a holder and a waiter are shown.
@@ -14,10 +18,26 @@ mod semaphore;
 mod text;
 
 use crate::cli::StatusArgs;
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::exit::Outcome;
-use crate::lock::Kind;
+use crate::lock::{Limit, Redlock, Target};
 use crate::report::Reporter;
+use serde_json::{Map, Value};
+
+/// One mutex or semaphore as `status NAME` shows it.
+struct Shown {
+    /// Its fields, without the document's `version`.
+    json: Map<String, Value>,
+    text: String,
+    /// How `status` ends for it alone.
+    outcome: anyhow::Result<Outcome>,
+}
+
+impl Shown {
+    fn held(&self) -> bool {
+        matches!(self.outcome, Ok(Outcome::Success))
+    }
+}
 
 pub(crate) fn run(
     config: &Config,
@@ -29,8 +49,74 @@ pub(crate) fn run(
         return list::all(config, &mut engine, args.json);
     };
     let target = config.target(name, args.limit, false, args.shared)?;
-    match target.kind {
-        Kind::Mutex | Kind::Shared => lock::one(&mut engine, &target, args.json),
-        Kind::Semaphore { .. } => semaphore::one(&mut engine, &target, args.json),
+    let inspection = engine.inspect(&target);
+    if let Some(slots) = target.limit() {
+        if let Some(found) = inspection.limit.other_than(slots) {
+            return Err(config::limit_mismatch(name, Some(slots), found));
+        }
+        return show(
+            semaphore::report(&mut engine, &target, inspection),
+            args.json,
+        );
     }
+    let slots = match &inspection.limit {
+        Limit::Absent => None,
+        Limit::Slots(slots) => Some(*slots),
+        Limit::Disagree(found) => {
+            reporter.warn(&format!(
+                "the servers disagree on how many slots the semaphore '{name}' has ({}); showing the most",
+                found.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ));
+            found.iter().copied().max()
+        }
+    };
+    let Some(slots) = slots else {
+        return show(lock::report(&mut engine, &target, &inspection), args.json);
+    };
+    let semaphore = semaphore_of(config, &mut engine, &target, slots)?;
+    if lock::is_absent(&inspection) {
+        return show(semaphore, args.json);
+    }
+    let mut mutex = lock::report(&mut engine, &target, &inspection);
+    if mutex.held() && semaphore.held() {
+        reporter.warn(&format!(
+            "'{name}' is held both as a lock and as a semaphore of {slots} slots, which do not exclude each other; use one or the other"
+        ));
+    }
+    let outcome = match (&mutex.outcome, &semaphore.outcome) {
+        (Ok(Outcome::Success), _) | (_, Ok(Outcome::Success)) => Ok(Outcome::Success),
+        _ => mutex.outcome,
+    };
+    mutex.text = format!("{}\n\n{}", mutex.text.trim_end(), semaphore.text);
+    mutex
+        .json
+        .insert("semaphore".into(), Value::Object(semaphore.json));
+    show(Shown { outcome, ..mutex }, args.json)
+}
+
+/// The semaphore of `target`'s name, of `slots` slots, inspected and shown.
+fn semaphore_of(
+    config: &Config,
+    engine: &mut Redlock,
+    target: &Target,
+    slots: usize,
+) -> anyhow::Result<Shown> {
+    let semaphore = config.target(&target.name, Some(slots), false, false)?;
+    let inspection = engine.inspect(&semaphore);
+    Ok(semaphore::report(engine, &semaphore, inspection))
+}
+
+/// Prints one document or table, and ends as it says.
+fn show(mut shown: Shown, as_json: bool) -> anyhow::Result<Outcome> {
+    if as_json {
+        if shown.json.get("kind") == Some(&Value::from("lock")) {
+            // A lock's document says whether its name is also a semaphore (null: it is not).
+            shown.json.entry("semaphore").or_insert(Value::Null);
+        }
+        let document = crate::schema::document(Value::Object(shown.json));
+        text::print(&document.to_string());
+    } else {
+        text::print(shown.text.trim_end());
+    }
+    shown.outcome
 }

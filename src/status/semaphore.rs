@@ -1,11 +1,13 @@
-//! `redlock status NAME --limit N`: a semaphore slot by slot (who holds each, for how long, and
-//! its fence) and the waiters in its queue, as a table for people or `--json` for programs.
+//! `redlock status NAME --limit N` (or `status NAME` of a name that is a semaphore): a semaphore
+//! slot by slot (who holds each, for how long, and its fence) and the waiters in its queue, as a
+//! table for people or `--json` for programs.
 
 use super::json::{one_json, waiters_json};
-use super::text::{align, listed, print, waiters_table};
+use super::text::{align, listed, waiters_table};
+use super::Shown;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, Holding, KeyState, Redlock, ServerState, Target};
-use serde_json::{json, Value};
+use crate::lock::{self, Holding, Inspection, KeyState, Redlock, ServerState, Target};
+use serde_json::{json, Map, Value};
 
 /// One slot's verdict, with what the table and the JSON show of it.
 struct Slot {
@@ -17,9 +19,9 @@ struct Slot {
     fence: Option<u64>,
 }
 
-pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow::Result<Outcome> {
+/// One semaphore as `status NAME` shows it, from what `inspection` of all its slots found.
+pub(super) fn report(lock: &mut Redlock, target: &Target, inspection: Inspection) -> Shown {
     let (name, slots, semaphore) = (&target.name, target.width(), target.stem());
-    let inspection = lock.inspect(target);
     let mut rows = Vec::new();
     for (slot, servers) in inspection.keys.into_iter().enumerate() {
         let verdict = lock::holding(&servers, inspection.started);
@@ -46,17 +48,11 @@ pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow:
         .count();
     let unknown = rows.iter().any(|slot| slot.verdict == Holding::Unknown);
     let servers = lock.servers().len();
-    let text = if as_json {
-        let mut json = json_of(name, &semaphore, lock.quorum(), held, &rows);
-        json["waiters"] = waiters_json(&inspection.waiters);
-        json.to_string()
-    } else {
-        let mut text = table(name, slots, servers, held, &rows);
-        text.push_str(&waiters_table(&inspection.waiters));
-        text
-    };
-    print(text.trim_end());
-    if held > 0 {
+    let mut json = json_of(name, &semaphore, (lock.quorum(), servers), held, &rows);
+    json.insert("waiters".into(), waiters_json(&inspection.waiters));
+    let mut text = table(name, slots, servers, held, &rows);
+    text.push_str(&waiters_table(&inspection.waiters));
+    let outcome = if held > 0 {
         Ok(Outcome::Success)
     } else if unknown {
         Err(exit::fail(
@@ -65,6 +61,11 @@ pub(super) fn one(lock: &mut Redlock, target: &Target, as_json: bool) -> anyhow:
         ))
     } else {
         Ok(Outcome::Negative)
+    };
+    Shown {
+        json,
+        text,
+        outcome,
     }
 }
 
@@ -93,24 +94,35 @@ fn table(name: &str, slots: usize, servers: usize, held: usize, rows: &[Slot]) -
     out
 }
 
-fn json_of(name: &str, semaphore: &str, quorum: usize, held: usize, rows: &[Slot]) -> Value {
+fn json_of(
+    name: &str,
+    semaphore: &str,
+    (quorum, servers): (usize, usize),
+    held: usize,
+    rows: &[Slot],
+) -> Map<String, Value> {
     let slots: Vec<Value> = rows
         .iter()
         .enumerate()
         .map(|(slot, row)| {
             // Each slot is a lock: described as `status NAME --json` describes one.
             let mut json = one_json(name, &row.key, quorum, &row.states, &row.verdict);
-            json["slot"] = slot.into();
-            json["fence"] = row.fence.into();
-            json
+            json.insert("slot".into(), slot.into());
+            json.insert("fence".into(), row.fence.into());
+            Value::Object(json)
         })
         .collect();
-    json!({
-        "name": name,
-        "key": semaphore,
-        "limit": rows.len(),
-        "held": held,
-        "quorum": quorum,
-        "slots": slots,
-    })
+    [
+        ("kind", json!("semaphore")),
+        ("name", json!(name)),
+        ("key", json!(semaphore)),
+        ("limit", json!(rows.len())),
+        ("slots_held", json!(held)),
+        ("quorum", json!(quorum)),
+        ("servers", json!(servers)),
+        ("slots", json!(slots)),
+    ]
+    .into_iter()
+    .map(|(field, value)| (field.to_string(), value))
+    .collect()
 }

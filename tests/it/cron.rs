@@ -402,7 +402,7 @@ fn status_says_a_lock_is_kept_after_its_run() {
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     assert!(kinds.ends_with(&["child_exited", "kept"]), "{kinds:?}");
     let kept = events.last().unwrap();
-    assert_eq!(kept["kept"], 3);
+    assert_eq!(kept["servers_kept"], 3);
     let held_ms = A_MINUTE.as_millis() as u64;
     assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
     let status = run(&cluster, &["status", "job"]);
@@ -530,7 +530,7 @@ fn a_busy_lock_is_quiet_with_q_one_line_without_and_a_busy_event_in_json() {
         assert_eq!(event["event"], "busy");
         assert_eq!(event["exit_code"], 75);
         assert!(
-            event["holder"].as_str().unwrap().starts_with("pid "),
+            event["held_by"].as_str().unwrap().starts_with("pid "),
             "{event}"
         );
     }

@@ -466,7 +466,8 @@ fn status_shows_each_server_and_the_quorum_verdict() {
     assert_eq!(value["token"], token.as_str());
     assert_eq!(value["key"], KEY);
     assert!(value["validity_ms"].as_u64().unwrap() > 25_000);
-    let servers = value["servers"].as_array().unwrap();
+    assert_eq!(value["servers"], 3);
+    let servers = value["per_server"].as_array().unwrap();
     assert_eq!(servers.len(), 3);
     assert_eq!(servers[0]["holds_key"], true);
     assert_eq!(servers[2]["reachable"], false);

@@ -106,10 +106,15 @@ fn status_shows_holder_facts_and_per_server_ttl() {
     assert!(holder["host"].as_str().is_some_and(|h| !h.is_empty()));
     assert!(holder["pid"].as_u64().is_some());
     assert!(holder["acquired_unix_ms"].as_u64().unwrap() > 1_600_000_000_000);
-    let servers = value["servers"].as_array().unwrap();
+    let servers = value["per_server"].as_array().unwrap();
     assert_eq!(servers.len(), 3);
     for server in servers {
-        assert_left("ttl_ms", server["ttl_ms"].as_u64().unwrap(), TTL, acquiring);
+        assert_left(
+            "expires_in_ms",
+            server["expires_in_ms"].as_u64().unwrap(),
+            TTL,
+            acquiring,
+        );
     }
     let table = cluster.redlock().args(["status", "job"]).output().unwrap();
     let table = stdout_of(&table);

@@ -238,7 +238,7 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
     assert_eq!(waiting[0]["command"], "sleep 11");
     assert_eq!(waiting[1]["command"], "sleep 22");
     for waiter in waiting {
-        assert_eq!(waiter["servers"], 3);
+        assert_eq!(waiter["servers_queued"], 3);
         assert_eq!(waiter["shared"], false);
         assert!(waiter["since_unix_ms"].as_u64().unwrap() > 0);
         assert!(waiter["host"].as_str().is_some_and(|h| !h.is_empty()));

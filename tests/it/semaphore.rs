@@ -95,7 +95,7 @@ fn a_killed_holder_frees_its_slot_after_its_ttl() {
             && json(&run(
                 &cluster,
                 &["status", "pool", "--limit", "2", "--json"],
-            ))["held"]
+            ))["slots_held"]
                 == 2
     });
     assert_eq!(
@@ -165,7 +165,7 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
     let mutex = json(&run(&cluster, &["status", "job", "--json"]));
     assert_eq!(mutex["token"], "redis-py-token");
     let semaphore = json(&run(&cluster, &["status", "job", "--limit", "2", "--json"]));
-    assert_eq!(semaphore["held"], 2);
+    assert_eq!(semaphore["slots_held"], 2);
     let listing = json(&run(&cluster, &["status", "--json"]));
     let slots: Vec<&serde_json::Value> = listing["locks"]
         .as_array()

@@ -84,7 +84,7 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     assert_eq!(json.status.code(), Some(0));
     let parsed: serde_json::Value = serde_json::from_str(&stdout_of(&json)).unwrap();
     assert_eq!(
-        parsed["servers"][0]["master"],
+        parsed["per_server"][0]["master"],
         format!("127.0.0.1:{}", master.port)
     );
 
