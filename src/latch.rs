@@ -160,7 +160,8 @@ fn print_json<const N: usize>(latch: &Latch, counting: &Counting, extra: [(&str,
         document.insert(field.into(), value);
     }
     // A closed pipe is not worth an error: the exit status still says what happened.
-    let _ = writeln!(std::io::stdout(), "{}", Value::Object(document));
+    let document = crate::schema::document(Value::Object(document));
+    let _ = writeln!(std::io::stdout(), "{document}");
 }
 
 /// The error a refused latch round ends the run with; `doing` says what was tried (`set`,

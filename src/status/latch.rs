@@ -27,8 +27,11 @@ pub(crate) fn document(latch: &Latch, counting: &Counting) -> Map<String, Value>
         ("done", json!(counting.ids.len())),
         ("missing", json!(counting.count.map(|_| counting.missing()))),
         ("ids", json!(ids)),
-        ("ttl_ms", json!(counting.ttl.map(|t| t.as_millis() as u64))),
-        ("holding", json!(counting.holding)),
+        (
+            "expires_in_ms",
+            json!(counting.ttl.map(|t| t.as_millis() as u64)),
+        ),
+        ("servers_holding", json!(counting.holding)),
         ("servers", json!(counting.servers)),
         ("quorum", json!(counting.quorum)),
     ]
@@ -44,7 +47,7 @@ fn id_json(counted: &CountedId) -> Value {
         "host": by.as_ref().map(|h| h.host.clone()),
         "pid": by.as_ref().map(|h| h.pid),
         "at_unix_ms": by.as_ref().map(|h| h.acquired_unix_ms),
-        "servers": counted.servers,
+        "servers_holding": counted.servers,
     })
 }
 
@@ -114,13 +117,13 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
                     "error": copy.error,
                     "count": copy.count,
                     "done": copy.count.map(|_| copy.ids),
-                    "ttl_ms": copy.ttl.map(|t| t.as_millis() as u64),
+                    "expires_in_ms": copy.ttl.map(|t| t.as_millis() as u64),
                     "foreign_type": copy.foreign,
                 })
             })
             .collect();
-        document.insert("copies".into(), copies.into());
-        Value::Object(document).to_string()
+        document.insert("per_server".into(), copies.into());
+        crate::schema::document(Value::Object(document)).to_string()
     } else {
         let mut text = format!("latch {}: {}\n", latch.name, summary(&counting));
         if let Some(ttl) = counting.ttl {
@@ -176,7 +179,8 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
 pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
     let listed = engine.latch_list(&config.prefix);
     let text = if as_json {
-        json!({ "prefix": config.prefix, "latches": list_json(config, &listed) }).to_string()
+        let list = json!({ "prefix": config.prefix, "latches": list_json(config, &listed) });
+        crate::schema::document(list).to_string()
     } else if listed.latches.is_empty() {
         format!("no latches under prefix '{}'", config.prefix)
     } else {
@@ -299,8 +303,18 @@ mod tests {
         assert_eq!(
             fields,
             [
-                "name", "key", "state", "open", "count", "done", "missing", "ids", "ttl_ms",
-                "holding", "servers", "quorum"
+                "name",
+                "key",
+                "state",
+                "open",
+                "count",
+                "done",
+                "missing",
+                "ids",
+                "expires_in_ms",
+                "servers_holding",
+                "servers",
+                "quorum"
             ]
         );
         assert_eq!(document["ids"][0]["host"], "etl-a");

@@ -465,6 +465,25 @@ fn every_json_document_has_the_fields_readme_lists() {
     }
     let waiter = waiter.wait();
     assert_eq!(waiter.status.code(), Some(0), "{}", stderr_of(&waiter));
+
+    // The latch: every verb's document (each with its own fields), each server's copy, and the
+    // lists, `latch status` and `status`, which hold the same documents.
+    const LATCH: &str =
+        "latch set --json, latch done --json, latch wait --json, latch status NAME --json";
+    let latch = |args: &[&str]| ok(run(&cluster, &[&["latch"][..], args].concat()));
+    schema.stdout(LATCH, &latch(&["set", "etl", "--count", "2", "--json"]));
+    schema.stdout(LATCH, &latch(&["done", "etl", "--id", "a", "--json"]));
+    latch(&["done", "etl", "--id", "b"]);
+    schema.stdout(LATCH, &latch(&["wait", "etl", "--wait", "5s", "--json"]));
+    schema.stdout(LATCH, &latch(&["status", "etl", "--json"]));
+    let list = latch(&["status", "--json"]);
+    let list = schema.stdout("latch status --json: the list", &list);
+    assert_eq!(list["latches"][0]["name"], "etl");
+    let list = schema.stdout(
+        "status --json: the list",
+        &ok(run(&cluster, &["status", "--json"])),
+    );
+    assert_eq!(list["latches"][0]["state"], "open");
     schema.assert_complete();
 }
 

@@ -222,7 +222,7 @@ fn the_union_over_a_quorum_counts_downs_recorded_on_different_quorums() {
     let look = json(&look);
     assert_eq!(look["done"], 2);
     for id in look["ids"].as_array().unwrap() {
-        assert_eq!(id["servers"], 2, "{id}");
+        assert_eq!(id["servers_holding"], 2, "{id}");
     }
     cluster.servers[2].resume();
 }
@@ -385,7 +385,7 @@ fn set_is_a_no_op_for_the_same_count_and_refuses_another() {
     assert_eq!(code(&again), Some(0), "{}", stderr_of(&again));
     assert_eq!(json(&again)["created"], 0);
     // The first set's TTL (12h by default) stands.
-    assert!(json(&again)["ttl_ms"].as_u64().unwrap() > 3_600_000);
+    assert!(json(&again)["expires_in_ms"].as_u64().unwrap() > 3_600_000);
     let other = latch(&cluster, &["set", "etl", "--count", "4"]);
     assert_eq!(code(&other), Some(75));
     assert!(
