@@ -4,6 +4,7 @@
 //! in the other mode.
 
 use super::engine::{Held, LockError, Redlock};
+use super::keys::Layout;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
@@ -161,8 +162,12 @@ impl Redlock {
         let readers = target.readers();
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = script.script().key(key);
-            invocation.key(&hand_over.queue).key(&readers).arg(token);
+            let layout = Layout::of(con);
+            let mut invocation = script.script().key(&*layout.name(key));
+            invocation
+                .key(&*layout.name(&hand_over.queue))
+                .key(&*layout.name(&readers))
+                .arg(token);
             let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(Answer::from_code(code, ()))
         });
@@ -209,10 +214,11 @@ impl Redlock {
         let readers = target.readers();
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
             let (code, before, set): (i64, i64, i64) = script
                 .script()
-                .key(key)
-                .key(&readers)
+                .key(&*layout.name(key))
+                .key(&*layout.name(&readers))
                 .arg(token)
                 .arg(ttl_ms)
                 .invoke(con)?;
@@ -281,10 +287,11 @@ impl Redlock {
             let mut only = vec![false; replies.len()];
             only[index] = true;
             let replies = self.nodes.round_on(&only, |con| {
+                let layout = Layout::of(con);
                 let restored: i64 = script
                     .script()
-                    .key(key)
-                    .key(&readers)
+                    .key(&*layout.name(key))
+                    .key(&*layout.name(&readers))
                     .arg(token)
                     .arg(extended.set)
                     .arg(extended.before)

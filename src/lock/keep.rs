@@ -3,6 +3,7 @@
 //! `crate::hold`, which decides the numbers.
 
 use super::engine::{LockError, Redlock};
+use super::keys::Layout;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
 use super::script::Lua;
@@ -90,9 +91,10 @@ impl Redlock {
             .map_or(0, |pttl| pttl.as_millis() as u64 + 1);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = KEEP.script().key(key);
+            let layout = Layout::of(con);
+            let mut invocation = KEEP.script().key(&*layout.name(key));
             invocation
-                .key(&hand_over.queue)
+                .key(&*layout.name(&hand_over.queue))
                 .arg(token)
                 .arg(keep.value)
                 .arg(remaining_ms)

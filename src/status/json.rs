@@ -98,6 +98,11 @@ fn server_json(state: &ServerState) -> Value {
         // Only Sentinel groups have one: which master answered for the group.
         fields.insert("master".into(), json!(master));
     }
+    if let (Some((node, slot)), Some(fields)) = (&state.node, server.as_object_mut()) {
+        // Only clusters have one: which node answered for the key, and the key's hash slot.
+        fields.insert("node".into(), json!(node));
+        fields.insert("hash_slot".into(), json!(slot));
+    }
     server
 }
 
