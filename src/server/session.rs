@@ -265,10 +265,29 @@ fn other(message: String) -> RedisError {
     std::io::Error::other(message).into()
 }
 
+/// A plain server's reply, unless it says the server is a cluster node: then an error that
+/// says how to name the cluster instead.
+fn not_a_cluster_node(reply: Value) -> RedisResult<Value> {
+    match &reply {
+        Value::ServerError(err)
+            if matches!(err.code(), "MOVED" | "ASK" | "CROSSSLOT" | "CLUSTERDOWN") =>
+        {
+            Err(other(format!(
+                "is a Redis Cluster node ({} {}): name the cluster as redis+cluster://host:port",
+                err.code(),
+                err.details().unwrap_or_default()
+            )))
+        }
+        _ => Ok(reply),
+    }
+}
+
 impl ConnectionLike for Session {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         match &mut self.inner {
-            Inner::Direct(connection) => connection.req_packed_command(cmd),
+            Inner::Direct(connection) => connection
+                .req_packed_command(cmd)
+                .and_then(not_a_cluster_node),
             Inner::Cluster(routed) => routed
                 .request(cmd, 0, 1)?
                 .pop()

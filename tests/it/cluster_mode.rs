@@ -112,6 +112,23 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
         "{}",
         stdout_of(&twice)
     );
+    // One of its nodes named as a plain server: a one-line hint, not MOVED or CROSSSLOT.
+    let plain_url = redlock()
+        .args(["-s", &format!("redis://127.0.0.1:{}", masters[0])])
+        .args(["acquire", &names[1]])
+        .output()
+        .unwrap();
+    assert_eq!(
+        plain_url.status.code(),
+        Some(69),
+        "{}",
+        stderr_of(&plain_url)
+    );
+    assert!(
+        stderr_of(&plain_url).contains("is a Redis Cluster node ("),
+        "{}",
+        stderr_of(&plain_url)
+    );
     let listed = setup.run(&["status"]);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr_of(&listed));
     for name in &names {
@@ -502,5 +519,73 @@ fn a_cluster_that_cannot_serve_is_one_unavailable_server_named_without_its_passw
         &format!("redis+cluster://:s3cret@127.0.0.1:{}", node.port),
         &format!("redis+cluster://:***@127.0.0.1:{}", node.port),
         "the cluster is down",
+    );
+}
+
+#[test]
+fn a_tls_cluster_is_reached_over_tls_and_checked_against_the_ca() {
+    let certs = Certs::generate();
+    let bus = free_port().to_string();
+    // One TLS-only node serving every slot: a whole cluster, as far as a client can tell.
+    let node = TlsRedis::start_with(
+        &certs,
+        false,
+        &[
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-port",
+            &bus,
+            "--tls-cluster",
+            "yes",
+        ],
+    );
+    let mut con = redis::Client::open(format!("rediss://127.0.0.1:{}/#insecure", node.port))
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(2))
+        .unwrap();
+    let _: () = redis::cmd("CLUSTER")
+        .arg("ADDSLOTSRANGE")
+        .arg(0)
+        .arg(16383)
+        .query(&mut con)
+        .unwrap();
+    wait_for("cluster_state:ok", SLACK, || {
+        redis::cmd("CLUSTER")
+            .arg("INFO")
+            .query::<String>(&mut con)
+            .is_ok_and(|info| info.contains("cluster_state:ok"))
+    });
+    let url = format!("rediss+cluster://127.0.0.1:{}", node.port);
+    // TLS handshakes in an unoptimised build: the seed's, then the master's.
+    let redlock = || {
+        let mut cmd = redlock();
+        cmd.args(["-s", &url, "--timeout", "2s"]);
+        cmd
+    };
+    let trusted = redlock()
+        .args(["--tls-ca", &certs.path("ca.crt"), "acquire", "job"])
+        .output()
+        .unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{}", stderr_of(&trusted));
+    let token: Option<String> = redis::cmd("GET").arg(KEY).query(&mut con).unwrap();
+    assert_eq!(token, Some(stdout_of(&trusted)));
+    let shown = redlock()
+        .args(["--tls-ca", &certs.path("ca.crt"), "status", "job"])
+        .output()
+        .unwrap();
+    let table = stdout_of(&shown);
+    assert!(
+        table.contains(&format!("(node 127.0.0.1:{}, hash slot ", node.port)),
+        "{table}"
+    );
+    // Without the CA, no node is trusted.
+    let untrusted = redlock().args(["acquire", "other"]).output().unwrap();
+    assert_eq!(
+        untrusted.status.code(),
+        Some(69),
+        "{}",
+        stderr_of(&untrusted)
     );
 }
