@@ -3,8 +3,7 @@
 
 use super::{Kept, NodeError, Reply};
 use crate::clock::BootInstant;
-use crate::server::Server;
-use crate::server::Session;
+use crate::server::{Server, Session};
 use redis::{RedisError, RedisResult};
 use std::time::Duration;
 

@@ -7,13 +7,12 @@ mod ask;
 mod late;
 
 use crate::clock::BootInstant;
-use crate::server::Server;
+// cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
+// cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
+use crate::server::{Server, Session};
 use ask::ask;
 pub(crate) use late::Pending;
 use redis::RedisResult;
-// cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
-// cluster's nodes routed by key; `Layout::of(session)` names the keys for it.
-use crate::server::Session;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
