@@ -4,7 +4,8 @@
 //! It reports; it does not gate. It exits non-zero only if something broke: a lost counter
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
-//! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch.
+//! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
+//! `--cluster` only a Redis Cluster as a server.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 #[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
 use redis_server::Redis;
+mod cluster;
 mod grants;
 mod latch;
 mod mixed;
@@ -30,6 +32,8 @@ fn main() {
     let crowd_only = std::env::args().any(|a| a == "--crowd");
     // `--latch`: only the latch (part i).
     let latch_only = std::env::args().any(|a| a == "--latch");
+    // `--cluster`: only a Redis Cluster as one of the servers (part k).
+    let cluster_only = std::env::args().any(|a| a == "--cluster");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -59,9 +63,11 @@ fn main() {
         if smoke { " (smoke)" } else { "" }
     );
 
-    let exec = bench.exec_available() && !latch_only;
+    let exec = bench.exec_available() && !latch_only && !cluster_only;
     if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
+    } else if cluster_only {
+        bench.part_k(&mut report, &servers, runs.min(100));
     } else if !crowd_only {
         bench.part_a(&mut report, runs, servers[0].port);
         bench.part_b(&mut report, runs, exec);
@@ -70,6 +76,7 @@ fn main() {
         bench.part_e(&mut report, exec);
         bench.part_h(&mut report, runs);
         bench.part_i(&mut report, &servers, runs.min(100));
+        bench.part_k(&mut report, &servers, runs.min(100));
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -13,8 +13,9 @@ use std::time::Duration;
 pub(crate) struct ServerArgs {
     /// Redis server URL; repeat for each server (or separate them with commas):
     /// redis://[user[:password]@]host[:port][/db], rediss://… for TLS, unix:///path/redis.sock,
-    /// or a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and
-    /// credentials as in redis://). Quorum is a majority of the distinct servers
+    /// a Sentinel group as redis+sentinel://host1,host2,host3/MASTER_NAME (a /db, ports and
+    /// credentials as in redis://), or a Redis Cluster as redis+cluster://host1,host2 (its nodes
+    /// as seeds; one vote). Quorum is a majority of the distinct servers
     #[arg(
         short = 's',
         long = "server",

@@ -34,7 +34,7 @@
 //! always tried first, and a slot held for long does not make every waiter queue behind it).
 
 use super::engine::{Held, LockError, Redlock};
-use super::keys;
+use super::keys::{self, Layout};
 use super::limit;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
@@ -183,9 +183,10 @@ impl Redlock {
                 &ACQUIRE
             };
             Arc::new(move |con| {
+                let layout = Layout::of(con);
                 let mut invocation = script.script().prepare_invoke();
                 for key in &script_keys {
-                    invocation.key(key);
+                    invocation.key(&*layout.name(key));
                 }
                 let (won, value, pttl, rank, foreign, counter, other_limit): (
                     usize,

@@ -42,7 +42,7 @@
 //! characters, so no lock name's key can collide with it.
 
 use super::engine::{Held, LockError, Redlock};
-use super::keys;
+use super::keys::{self, Layout};
 use super::nodes::Reply;
 use super::quorum::{self, tally};
 use super::script::Lua;
@@ -86,10 +86,11 @@ impl Redlock {
         let replies: Vec<Reply<Option<bool>>> = self
             .nodes
             .round_on(&targets, |con| {
+                let layout = Layout::of(con);
                 let written: i64 = WRITE_FENCE
                     .script()
-                    .key(&key)
-                    .key(&counter_key)
+                    .key(&*layout.name(&key))
+                    .key(&*layout.name(&counter_key))
                     .arg(&held.token)
                     .arg(fence)
                     .invoke(con)?;
@@ -144,6 +145,7 @@ impl Redlock {
         let counter_key = keys::fence(key);
         self.nodes
             .round(|con| {
+                let counter_key = Layout::of(con).name(&counter_key).into_owned();
                 let (fence, token): (u64, Option<String>) =
                     READ_FENCE.script().key(&counter_key).invoke(con)?;
                 Ok((fence, token))

@@ -4,6 +4,7 @@
 //! in the other mode.
 
 use super::engine::{Held, LockError, Redlock};
+use super::keys::Layout;
 use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
@@ -172,9 +173,13 @@ impl Redlock {
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = script.script().key(key);
-            invocation.key(&hand_over.queue).key(&readers).key(&settle);
-            invocation.arg(token);
+            let layout = Layout::of(con);
+            let mut invocation = script.script().key(&*layout.name(key));
+            invocation
+                .key(&*layout.name(&hand_over.queue))
+                .key(&*layout.name(&readers))
+                .key(layout.names(&settle))
+                .arg(token);
             let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(Answer::from_code(code, ()))
         });
@@ -222,11 +227,12 @@ impl Redlock {
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
             let (code, before, set): (i64, i64, i64) = script
                 .script()
-                .key(key)
-                .key(&readers)
-                .key(&settle)
+                .key(&*layout.name(key))
+                .key(&*layout.name(&readers))
+                .key(layout.names(&settle))
                 .arg(token)
                 .arg(ttl_ms)
                 .invoke(con)?;
@@ -295,10 +301,11 @@ impl Redlock {
             let mut only = vec![false; replies.len()];
             only[index] = true;
             let replies = self.nodes.round_on(&only, |con| {
+                let layout = Layout::of(con);
                 let restored: i64 = script
                     .script()
-                    .key(key)
-                    .key(&readers)
+                    .key(&*layout.name(key))
+                    .key(&*layout.name(&readers))
                     .arg(token)
                     .arg(extended.set)
                     .arg(extended.before)

@@ -3,7 +3,7 @@
 //! delete for stuck locks. The verdict on what the servers said is verdict.rs's.
 
 use super::engine::{LockError, Redlock};
-use super::keys::{self, Listed};
+use super::keys::{self, Layout, Listed};
 use super::limit::{self, Limit};
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
@@ -125,8 +125,12 @@ impl Redlock {
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = FORCE_RELEASE.script().key(key);
-            invocation.key(&hand_over.queue).key(&readers).key(&settle);
+            let layout = Layout::of(con);
+            let mut invocation = FORCE_RELEASE.script().key(&*layout.name(key));
+            invocation
+                .key(&*layout.name(&hand_over.queue))
+                .key(&*layout.name(&readers))
+                .key(layout.names(&settle));
             let (removed, value, kind): (i64, Option<String>, String) =
                 hand_over.args(&mut invocation).invoke(con)?;
             Ok(if removed == 1 {
@@ -160,9 +164,10 @@ impl Redlock {
             Option<String>,
         );
         let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
             let mut invocation = INSPECT.script().prepare_invoke();
             for key in &script_keys {
-                invocation.key(key);
+                invocation.key(&*layout.name(key));
             }
             let found: Found = invocation.invoke(con)?;
             Ok(found)
@@ -210,6 +215,7 @@ impl Redlock {
                     .map(|(server, reply)| ServerState {
                         server: server.display.clone(),
                         master: reply.result.is_ok().then(|| server.master()).flatten(),
+                        node: reply.result.is_ok().then(|| server.node()).flatten(),
                         state: match &reply.result {
                             Ok((found, _, readers, _)) => Ok(found.get(index).map_or(
                                 KeyState::Absent,
@@ -284,73 +290,43 @@ impl Redlock {
 
     /// Every key under `prefix` on every server, with each server's view of it.
     pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
-        let pattern = format!("{}*", glob_escape(prefix));
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
             let mut found = BTreeMap::new();
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query(con)?;
-                // Waiter queues and fencing counters live beside their locks; they are not
-                // locks. A semaphore's slots are.
-                let keys: Vec<String> = keys
-                    .into_iter()
-                    .filter(|key| keys::parse(prefix, key) != Listed::Beside)
-                    .collect();
-                if !keys.is_empty() {
-                    let mut pipe = redis::pipe();
-                    for key in &keys {
-                        pipe.cmd("TYPE").arg(key).cmd("PTTL").arg(key);
-                    }
-                    let facts: Vec<(String, i64)> = pipe.query(con)?;
-                    let mut strings = Vec::new();
-                    for (key, (kind, pttl)) in keys.iter().zip(facts) {
-                        if kind == "string" {
-                            strings.push((key.clone(), pttl));
-                        } else if kind != "none" {
-                            found.insert(key.clone(), key_state(&kind, None, pttl));
+            // Every master of a cluster: a SCAN lists only its own node's keys.
+            con.each_node(|node| {
+                for pattern in layout.patterns(&glob_escape(prefix), "") {
+                    let mut cursor: u64 = 0;
+                    loop {
+                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(&pattern)
+                            .arg("COUNT")
+                            .arg(1000)
+                            .query(node)?;
+                        // Waiter queues and fencing counters live beside their locks; they are
+                        // not locks. A semaphore's slots are.
+                        let keys: Vec<(String, String)> = keys
+                            .into_iter()
+                            .filter_map(|key| {
+                                let plain = layout.plain(&key)?.into_owned();
+                                let ours = plain.starts_with(prefix)
+                                    && keys::parse(prefix, &plain) != Listed::Beside;
+                                ours.then_some((key, plain))
+                            })
+                            .collect();
+                        read_listed(layout, &keys, node, &mut found)?;
+                        if next == 0 {
+                            break;
                         }
-                    }
-                    if !strings.is_empty() {
-                        let mut get = redis::cmd("MGET");
-                        for (key, _) in &strings {
-                            get.arg(key);
-                        }
-                        let values: Vec<Option<String>> = get.query(con)?;
-                        let mut shared = Vec::new();
-                        for ((key, pttl), value) in strings.into_iter().zip(values) {
-                            if value.as_deref() == Some(keys::SHARED) {
-                                shared.push(key.clone());
-                            }
-                            if value.is_some() {
-                                found.insert(key, key_state("string", value, pttl));
-                            }
-                        }
-                        if !shared.is_empty() {
-                            let mut invocation = READERS.script().prepare_invoke();
-                            for key in &shared {
-                                invocation.key(keys::readers(key));
-                            }
-                            let readers: Vec<Vec<(String, i64)>> = invocation.invoke(con)?;
-                            for (key, readers) in shared.iter().zip(readers) {
-                                if let Some(state) = found.remove(key) {
-                                    found.insert(key.clone(), with_readers(state, &readers));
-                                }
-                            }
-                        }
+                        cursor = next;
                     }
                 }
-                if next == 0 {
-                    return Ok(found);
-                }
-                cursor = next;
-            }
+                Ok(())
+            })?;
+            Ok(found)
         });
         self.observe("list", prefix, &replies, started, None, |found| {
             (format!("{} keys", found.len()), true)
@@ -369,11 +345,77 @@ impl Redlock {
             .map(|(server, reply)| ServerState {
                 server: server.display.clone(),
                 master: reply.result.is_ok().then(|| server.master()).flatten(),
+                node: reply.result.is_ok().then(|| server.node()).flatten(),
                 state: reply.result,
                 latency: reply.latency,
             })
             .collect()
     }
+}
+
+/// What `keys` (each as named on `node`, and as named here) hold on `node`, added to `found`
+/// under the name here. Multi-key reads go per batch: a cluster's per hash slot.
+fn read_listed(
+    layout: Layout,
+    keys: &[(String, String)],
+    node: &mut redis::Connection,
+    found: &mut BTreeMap<String, KeyState>,
+) -> redis::RedisResult<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for (key, _) in keys {
+        pipe.cmd("TYPE").arg(key).cmd("PTTL").arg(key);
+    }
+    let facts: Vec<(String, i64)> = pipe.query(node)?;
+    let mut strings = Vec::new();
+    for ((key, plain), (kind, pttl)) in keys.iter().zip(facts) {
+        if kind == "string" {
+            strings.push((key.clone(), (plain.clone(), pttl)));
+        } else if kind != "none" {
+            found.insert(plain.clone(), key_state(&kind, None, pttl));
+        }
+    }
+    let named: BTreeMap<String, (String, i64)> = strings.into_iter().collect();
+    let names: Vec<String> = named.keys().cloned().collect();
+    let mut shared = Vec::new();
+    for batch in layout.batches(&names) {
+        let values: Vec<Option<String>> = redis::cmd("MGET").arg(&batch).query(node)?;
+        for (key, value) in batch.into_iter().zip(values) {
+            let Some((plain, pttl)) = named.get(&key) else {
+                continue;
+            };
+            if value.as_deref() == Some(keys::SHARED) {
+                shared.push((key.clone(), plain.clone()));
+            }
+            if value.is_some() {
+                found.insert(plain.clone(), key_state("string", value, *pttl));
+            }
+        }
+    }
+    // The shared holders of each lock marked shared, per batch of their readers' keys.
+    let readers: Vec<String> = shared
+        .iter()
+        .map(|(_, plain)| layout.name(&keys::readers(plain)).into_owned())
+        .collect();
+    for batch in layout.batches(&readers) {
+        let mut invocation = READERS.script().prepare_invoke();
+        for key in &batch {
+            invocation.key(key);
+        }
+        let lists: Vec<Vec<(String, i64)>> = invocation.invoke(node)?;
+        for (key, list) in batch.iter().zip(lists) {
+            let Some(index) = readers.iter().position(|r| r == key) else {
+                continue;
+            };
+            let plain = &shared[index].1;
+            if let Some(state) = found.remove(plain) {
+                found.insert(plain.clone(), with_readers(state, &list));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A key marked shared, with the shared holders the server listed (`INSPECT`, `list`).

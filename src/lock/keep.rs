@@ -3,6 +3,7 @@
 //! `crate::hold`, which decides the numbers.
 
 use super::engine::{LockError, Redlock};
+use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
@@ -99,10 +100,11 @@ impl Redlock {
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
-            let mut invocation = KEEP.script().key(key);
+            let layout = Layout::of(con);
+            let mut invocation = KEEP.script().key(&*layout.name(key));
             invocation
-                .key(&hand_over.queue)
-                .key(&settle)
+                .key(&*layout.name(&hand_over.queue))
+                .key(layout.names(&settle))
                 .arg(token)
                 .arg(keep.value)
                 .arg(remaining_ms)

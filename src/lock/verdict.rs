@@ -59,6 +59,8 @@ pub(crate) struct ServerState {
     pub(crate) server: String,
     /// For a Sentinel group that answered, the master that did (`host:port`).
     pub(crate) master: Option<String>,
+    /// For a cluster that answered, the node that did (`host:port`) and the key's hash slot.
+    pub(crate) node: Option<(String, u16)>,
     pub(crate) state: Result<KeyState, NodeError>,
     pub(crate) latency: Duration,
 }
@@ -272,6 +274,7 @@ mod tests {
         ServerState {
             server: "s".into(),
             master: None,
+            node: None,
             state: Ok(match token {
                 Some(t) => KeyState::Present {
                     token: t.into(),
@@ -287,6 +290,7 @@ mod tests {
         ServerState {
             server: "s".into(),
             master: None,
+            node: None,
             state: Err(NodeError::Down("connection refused".into())),
             latency: Duration::ZERO,
         }
@@ -328,6 +332,7 @@ mod tests {
         ServerState {
             server: "s".into(),
             master: None,
+            node: None,
             state: Ok(key_state("hash", None, 5000)),
             latency: Duration::ZERO,
         }

@@ -4,6 +4,7 @@
 //! follow a request whose reply is late (`Lua::eval`).
 
 use super::engine::Redlock;
+use super::keys::Layout;
 use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
@@ -11,6 +12,7 @@ use super::script::Lua;
 use super::shared;
 use super::target::Target;
 use super::vote::Vote;
+use crate::server::Session;
 use std::sync::Arc;
 
 /// The clean-up after an attempt: deletes our token (ARGV[1]) from whichever of KEYS (all but
@@ -97,16 +99,17 @@ impl Withdrawal {
         }
     }
 
-    fn send(&self, con: &mut redis::Connection) -> redis::RedisResult<()> {
+    fn send(&self, con: &mut Session) -> redis::RedisResult<()> {
         let (entry, listening) = self.leave.clone().unwrap_or_default();
+        let layout = Layout::of(con);
         let _: i64 = WITHDRAW
-            .eval(&self.keys)
+            .eval(&layout.names(&self.keys))
             .arg(&self.token)
             .arg(entry)
             .arg(&self.wake_prefix)
             .arg(self.reserve_ms)
             .arg(if listening { "1" } else { "0" })
-            .arg(&self.kept)
+            .arg(&*layout.name(&self.kept))
             .arg(if self.shared { "1" } else { "0" })
             .arg(if self.semaphore { "1" } else { "0" })
             .query(con)?;

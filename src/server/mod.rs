@@ -3,18 +3,24 @@
 //!
 //! This file owns `Server` (one server as the user named it, and how to reach it); the URL text
 //! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
-//! credential settings in `client`, and Sentinel groups in `sentinel`.
+//! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
+//! and the connection a round uses, whichever the kind, in `session`.
 
 mod client;
+mod cluster;
 mod sentinel;
+mod session;
 mod url;
 
 use crate::human::{self, first_line};
 use client::{client, with_credentials};
 pub(crate) use client::{time_left, Tls};
+use cluster::Cluster;
+pub(crate) use cluster::{hash_slot, hash_tag};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 use sentinel::Group;
 pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
+pub(crate) use session::Session;
 use std::sync::Arc;
 use std::time::Duration;
 use url::{check_query, normalize, redact};
@@ -39,6 +45,8 @@ enum Target {
     Direct(Box<Client>),
     /// Whichever master the group's sentinels name at the time of connecting.
     Sentinel(Arc<Group>),
+    /// Whichever master serves the slot of the key a request is for.
+    Cluster(Arc<Cluster>),
 }
 
 /// Credentials that come from the environment or a file rather than the URL.
@@ -53,6 +61,23 @@ pub(crate) struct Credentials {
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
+        if cluster::is_cluster_url(url) {
+            let cluster = cluster::parse(
+                url,
+                &display,
+                (
+                    credentials.username.as_deref(),
+                    credentials.password.as_deref(),
+                ),
+                tls,
+            )?;
+            return Ok(Server {
+                display,
+                identity: cluster.identity(),
+                info: cluster.template().clone(),
+                target: Target::Cluster(Arc::new(cluster)),
+            });
+        }
         if sentinel::is_sentinel_url(url) {
             let group = sentinel::parse(
                 url,
@@ -125,14 +150,35 @@ impl Server {
         })
     }
 
-    /// Opens a connection within `timeout`, which covers everything before the first command:
-    /// TCP, the TLS handshake and AUTH. The one way the engine and the wake-up subscriptions
-    /// connect, so that every server kind (plain, TLS, Sentinel group) is reached the same way.
-    /// For a Sentinel group, this is where its current master is found.
-    pub(crate) fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
+    /// The connection the engine's rounds go out on, opened within `timeout`, which covers
+    /// everything before the first command: TCP, the TLS handshake and AUTH. For a Sentinel
+    /// group, this is where its current master is found; a cluster's connects to a node when
+    /// the first request says which (`Session`).
+    pub(crate) fn session(&self, timeout: Duration) -> RedisResult<Session> {
+        match &self.target {
+            Target::Cluster(cluster) => Ok(Session::cluster(cluster.clone())),
+            _ => self.connect_near("", timeout).map(Session::direct),
+        }
+    }
+
+    /// Opens a connection within `timeout` to where `key` is served: the server, a Sentinel
+    /// group's master, or the master of `key`'s slot in a cluster. How the wake-up
+    /// subscriptions connect: a script counts the subscribers of the node it runs on.
+    pub(crate) fn connect_near(&self, key: &str, timeout: Duration) -> RedisResult<Connection> {
         match &self.target {
             Target::Direct(client) => client.get_connection_with_timeout(timeout),
             Target::Sentinel(group) => group.connect(timeout),
+            Target::Cluster(cluster) => {
+                let deadline = crate::clock::BootInstant::now().add(timeout);
+                let (map, given) = cluster.map(deadline)?;
+                let node = map.master(hash_slot(key)).ok_or_else(|| {
+                    std::io::Error::other("the cluster is down: no master serves the key's slot")
+                })?;
+                match given {
+                    Some((answered, connection)) if answered == *node => Ok(connection),
+                    _ => cluster.connect(node, deadline),
+                }
+            }
         }
     }
 
@@ -140,14 +186,16 @@ impl Server {
     /// master can change between rounds (a failover while the old master still accepts writes),
     /// so every round asks the sentinels again. A round's follow-up (the cleanup after a failed
     /// attempt) still goes out on the connection that carried the round, to the same master.
+    /// A cluster's may: a master that lost its slots answers `MOVED`, which is followed.
     pub(crate) fn keeps_connections(&self) -> bool {
-        matches!(self.target, Target::Direct(_))
+        !matches!(self.target, Target::Sentinel(_))
     }
 
     /// Whether `other` reaches the same data, so that the two must vote once.
     pub(crate) fn same_as(&self, other: &Server) -> bool {
         match (&self.target, &other.target) {
             (Target::Sentinel(a), Target::Sentinel(b)) => a.same_as(b),
+            (Target::Cluster(a), Target::Cluster(b)) => a.same_as(b),
             _ => self.identity == other.identity,
         }
     }
@@ -156,7 +204,15 @@ impl Server {
     pub(crate) fn master(&self) -> Option<String> {
         match &self.target {
             Target::Sentinel(group) => group.answered(),
-            Target::Direct(_) => None,
+            _ => None,
+        }
+    }
+
+    /// For a cluster, the node that answered the last request for a key, and that key's slot.
+    pub(crate) fn node(&self) -> Option<(String, u16)> {
+        match &self.target {
+            Target::Cluster(cluster) => cluster.answered(),
+            _ => None,
         }
     }
 
@@ -243,6 +299,8 @@ mod tests {
                     "redis:",
                     "redis+sentinel",
                     "rediss+sentinel",
+                    "redis+cluster",
+                    "rediss+cluster",
                 ]),
                 prop::option::of("[a-z_]{0,6}"),
                 "[ -~\u{e9}\u{4e16}]{0,12}",

@@ -156,16 +156,16 @@ pub(crate) fn parse(
     })
 }
 
-/// Undoes the comma split of `-s`/`REDLOCK_SERVERS` inside a Sentinel URL's host list:
-/// `redis+sentinel://h1`, `h2:26380/mymaster` become one URL again. A piece continues the one
-/// before it only while that one is a Sentinel URL without its master name yet, and only when
-/// the piece has no scheme of its own.
+/// Undoes the comma split of `-s`/`REDLOCK_SERVERS` inside a Sentinel URL's or a cluster URL's
+/// host list: `redis+sentinel://h1`, `h2:26380/mymaster` become one URL again. A piece continues
+/// the one before it only while that one is a Sentinel URL without its master name yet, or a
+/// cluster URL without a path, and only when the piece has no scheme of its own.
 pub(crate) fn rejoin_host_lists(pieces: &[String]) -> Vec<String> {
     let mut urls: Vec<String> = Vec::new();
     for piece in pieces.iter().map(|p| p.trim()) {
         match urls.last_mut() {
             Some(open)
-                if is_sentinel_url(open)
+                if (is_sentinel_url(open) || super::cluster::is_cluster_url(open))
                     && !open.split_once("://").is_some_and(|(_, r)| r.contains('/'))
                     && !piece.contains("://")
                     && !piece.starts_with('/') =>
@@ -403,6 +403,9 @@ mod tests {
             "rediss+sentinel://:pw@h4/n",
             "/tmp/r.sock",
             "h5",
+            "redis+cluster://c1:7000",
+            "c2:7001",
+            "redis://a:2",
         ]
         .map(String::from)
         .into();
@@ -413,7 +416,9 @@ mod tests {
                 "redis+sentinel://h1,h2:26380,h3/m",
                 "rediss+sentinel://:pw@h4/n",
                 "/tmp/r.sock",
-                "h5"
+                "h5",
+                "redis+cluster://c1:7000,c2:7001",
+                "redis://a:2"
             ]
         );
     }

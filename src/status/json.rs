@@ -93,6 +93,8 @@ fn server_json(state: &ServerState) -> Value {
         "server": state.server,
         // Only Sentinel groups have one: which master answered for the group.
         "master": state.master,
+        "node": state.node.as_ref().map(|(node, _)| node),
+        "hash_slot": state.node.as_ref().map(|(_, slot)| slot),
         "reachable": reachable,
         "error": error,
         "holds_key": holds_key,

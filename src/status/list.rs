@@ -30,6 +30,7 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             .map(|(server, listing)| ServerState {
                 server: server.clone(),
                 master: None,
+                node: None,
                 state: match listing {
                     Ok(found) => Ok(found.get(*key).cloned().unwrap_or(KeyState::Absent)),
                     Err(err) => Err(err.clone()),

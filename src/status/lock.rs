@@ -156,9 +156,12 @@ fn one_table(
             ],
         };
         let [a, b, c, d] = row;
-        let server = match &state.master {
-            Some(master) => format!("{} (master {master})", state.server),
-            None => state.server.clone(),
+        let server = match (&state.master, &state.node) {
+            (Some(master), _) => format!("{} (master {master})", state.server),
+            (None, Some((node, slot))) => {
+                format!("{} (node {node}, hash slot {slot})", state.server)
+            }
+            (None, None) => state.server.clone(),
         };
         rows.push([server, a, b, c, d]);
     }

@@ -8,10 +8,11 @@ use super::{touched, Found, Latch, LatchCopy, ScriptReply, Shape, Touched};
 use crate::clock::BootInstant;
 use crate::human::printable;
 use crate::lock::inspect::glob_escape;
-use crate::lock::keys::{self, SEPARATOR};
+use crate::lock::keys::{self, Layout, SEPARATOR};
 use crate::lock::nodes::{NodeError, Reply};
 use crate::lock::Redlock;
-use redis::Connection;
+use crate::server::Session;
+use redis::ConnectionLike;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a latch round did not succeed, in the terms the exit codes need.
@@ -65,14 +66,14 @@ struct Touch<'a> {
 }
 
 impl Touch<'_> {
-    fn send(&self, latch: &Latch, con: &mut Connection) -> redis::RedisResult<Touched> {
+    fn send(&self, latch: &Latch, con: &mut Session) -> redis::RedisResult<Touched> {
         let (count, ttl_ms) = self
             .shape
             .map_or((0, 0), |shape| (shape.count, shape.ttl.as_millis() as u64));
         let (id, record) = self.id.unwrap_or_default();
         let reply: ScriptReply = TOUCH
             .script()
-            .key(latch.keys.key())
+            .key(&*Layout::of(con).name(latch.keys.key()))
             .arg(count)
             .arg(ttl_ms)
             .arg(id)
@@ -166,7 +167,10 @@ impl Redlock {
     /// Reads `latch` on every server and adds what each showed to `view`.
     pub(crate) fn latch_read_into(&mut self, latch: &Latch, view: &mut View) {
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| read(latch.keys.key(), con));
+        let replies = self.nodes.round(|con| {
+            let key = Layout::of(con).name(latch.keys.key()).into_owned();
+            read(&key, con)
+        });
         self.observe(
             "latch-read",
             &printable(latch.keys.key()),
@@ -182,29 +186,41 @@ impl Redlock {
 
     /// Every latch under `prefix` on every server.
     pub(crate) fn latch_list(&mut self, prefix: &str) -> Listed {
-        let pattern = format!("{}*{SEPARATOR}latch", glob_escape(prefix));
+        let tail = format!("{SEPARATOR}latch");
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
+            let patterns = layout.patterns(&glob_escape(prefix), &tail);
             let mut found = BTreeMap::new();
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query(con)?;
-                for key in keys {
-                    if let Some(name) = keys::latch_name(prefix, &key) {
-                        found.insert(name, read(&key, con)?);
+            // Every master of a cluster: a SCAN lists only its own node's keys.
+            con.each_node(|node| {
+                for pattern in &patterns {
+                    let mut cursor: u64 = 0;
+                    loop {
+                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(pattern)
+                            .arg("COUNT")
+                            .arg(1000)
+                            .query(node)?;
+                        for key in keys {
+                            let name = layout
+                                .plain(&key)
+                                .and_then(|plain| keys::latch_name(prefix, &plain));
+                            if let Some(name) = name {
+                                found.insert(name, read(&key, node)?);
+                            }
+                        }
+                        if next == 0 {
+                            break;
+                        }
+                        cursor = next;
                     }
                 }
-                if next == 0 {
-                    return Ok(found);
-                }
-                cursor = next;
-            }
+                Ok(())
+            })?;
+            Ok(found)
         });
         self.observe("latch-list", prefix, &replies, started, None, |found| {
             (format!("{} latches", found.len()), true)
@@ -299,7 +315,8 @@ impl Redlock {
     }
 }
 
-fn read(key: &str, con: &mut Connection) -> redis::RedisResult<Found> {
+/// What `key` (its name on that server) holds.
+fn read(key: &str, con: &mut dyn ConnectionLike) -> redis::RedisResult<Found> {
     let reply: ScriptReply = READ.script().key(key).invoke(con)?;
     Ok(found(&Ok(touched(reply)?)).unwrap_or(Found::Absent))
 }

@@ -3,8 +3,8 @@
 
 use super::{Kept, NodeError, Reply};
 use crate::clock::BootInstant;
-use crate::server::Server;
-use redis::{Connection, RedisError, RedisResult};
+use crate::server::{Server, Session};
+use redis::{RedisError, RedisResult};
 use std::time::Duration;
 
 pub(super) fn ask<T>(
@@ -12,7 +12,7 @@ pub(super) fn ask<T>(
     slot: &mut Option<Kept>,
     deadline: BootInstant,
     timeout: Duration,
-    op: &(impl Fn(&mut Connection) -> RedisResult<T> + Sync + ?Sized),
+    op: &(impl Fn(&mut Session) -> RedisResult<T> + Sync + ?Sized),
 ) -> Reply<T> {
     let started = BootInstant::now();
     let result = connect_and_run(server, slot, deadline, op);
@@ -37,7 +37,7 @@ fn connect_and_run<T>(
     server: &Server,
     slot: &mut Option<Kept>,
     deadline: BootInstant,
-    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
+    op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
     if let Some(kept) = slot.as_mut() {
         match run(&mut kept.connection, deadline, op) {
@@ -50,7 +50,8 @@ fn connect_and_run<T>(
         }
     }
     // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    let connection = server.connect(crate::server::time_left(deadline)?)?;
+    // cluster: `session` (a cluster's connects to the node each request's key needs).
+    let connection = server.session(crate::server::time_left(deadline)?)?;
     let kept = slot.insert(Kept {
         connection,
         late: false,
@@ -59,13 +60,12 @@ fn connect_and_run<T>(
 }
 
 pub(super) fn run<T>(
-    connection: &mut Connection,
+    connection: &mut Session,
     deadline: BootInstant,
-    op: &(impl Fn(&mut Connection) -> RedisResult<T> + ?Sized),
+    op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
-    let left = crate::server::time_left(deadline)?;
-    connection.set_read_timeout(Some(left))?;
-    connection.set_write_timeout(Some(left))?;
+    // cluster: the session bounds every step by the deadline (a cluster's redirections too).
+    connection.bound(deadline)?;
     op(connection)
 }
 

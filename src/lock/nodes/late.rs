@@ -5,7 +5,7 @@
 use super::ask::{ask, run};
 use super::{no_worker, Cleanup, Nodes, Op, Reply, WORKER_STACK};
 use crate::clock::BootInstant;
-use redis::Connection;
+use crate::server::Session;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -107,7 +107,7 @@ impl Nodes {
                             if let Some(cleanup) = cleanup {
                                 let fresh = BootInstant::now().add(timeout);
                                 let value = reply.result.as_ref().ok();
-                                run(&mut kept.connection, fresh, &|con: &mut Connection| {
+                                run(&mut kept.connection, fresh, &|con: &mut Session| {
                                     cleanup(con, value)
                                 })
                                 .ok()?;

@@ -7,10 +7,12 @@ mod ask;
 mod late;
 
 use crate::clock::BootInstant;
-use crate::server::Server;
+// cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
+// cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
+use crate::server::{Server, Session};
 use ask::ask;
 pub(crate) use late::Pending;
-use redis::{Connection, RedisResult};
+use redis::RedisResult;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -58,11 +60,10 @@ pub(crate) struct Nodes {
 }
 
 /// A request that can outlive the round that sent it (`round_until`).
-pub(crate) type Op<T> = Arc<dyn Fn(&mut Connection) -> RedisResult<T> + Send + Sync>;
+pub(crate) type Op<T> = Arc<dyn Fn(&mut Session) -> RedisResult<T> + Send + Sync>;
 /// What to send after a late answer (`None`: the request timed out, and may still be applied),
 /// on the connection that carried the request.
-pub(crate) type Cleanup<T> =
-    Arc<dyn Fn(&mut Connection, Option<&T>) -> RedisResult<()> + Send + Sync>;
+pub(crate) type Cleanup<T> = Arc<dyn Fn(&mut Session, Option<&T>) -> RedisResult<()> + Send + Sync>;
 
 /// An open connection, and whether the reply to its last request is late.
 ///
@@ -82,7 +83,7 @@ pub(crate) type Cleanup<T> =
 /// carries at most two unanswered requests (the late one and its follow-up; the next ordinary
 /// round replaces it), a few hundred bytes, far below the smallest send buffer the kernel allows.
 pub(crate) struct Kept {
-    connection: Connection,
+    connection: Session,
     late: bool,
 }
 
@@ -114,7 +115,7 @@ impl Nodes {
     pub(crate) fn round<T, F>(&mut self, op: F) -> Vec<Reply<T>>
     where
         T: Send,
-        F: Fn(&mut Connection) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
         // A request still in flight from a round decided without it (a late SET of ours) must
         // reach its server before this one: a release overtaking it would leave that copy of
@@ -131,7 +132,7 @@ impl Nodes {
     pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
     where
         T: Send,
-        F: Fn(&mut Connection) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
         let deadline = BootInstant::now().add(self.timeout);
         let timeout = self.timeout;

@@ -108,7 +108,10 @@ fn listen<W>(
     stop: &AtomicBool,
     ready: Sender<()>,
 ) {
-    let connection = server.connect(timeout).and_then(|connection| {
+    // On a cluster, the master of the lock's slot: it runs the scripts that publish, and a
+    // script's PUBLISH counts only its own node's subscribers.
+    let near = crate::lock::keys::owner(channel);
+    let connection = server.connect_near(near, timeout).and_then(|connection| {
         connection.set_read_timeout(Some(timeout))?;
         connection.set_write_timeout(Some(timeout))?;
         Ok(connection)

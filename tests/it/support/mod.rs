@@ -8,6 +8,7 @@
 //! - `waiters`: waiting acquires, their wake-up channels, crowds of shell workers.
 //! - `tls`: certificates and TLS-only servers.
 //! - `groups`: Sentinel-managed groups.
+//! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
 //! - `proxy`: the fault proxy between redlock and a server.
 
 pub mod cluster;
@@ -15,6 +16,7 @@ pub mod commands;
 pub mod groups;
 pub mod process;
 pub mod proxy;
+pub mod redis_cluster;
 pub mod redis_server;
 pub mod tls;
 pub mod waiters;

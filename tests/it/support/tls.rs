@@ -110,6 +110,11 @@ pub struct TlsRedis {
 
 impl TlsRedis {
     pub fn start(certs: &Certs, require_client_cert: bool) -> TlsRedis {
+        TlsRedis::start_with(certs, require_client_cert, &[])
+    }
+
+    /// `start` with more `redis-server` arguments (e.g. cluster mode).
+    pub fn start_with(certs: &Certs, require_client_cert: bool, extra: &[&str]) -> TlsRedis {
         for _ in 0..20 {
             let port = free_port();
             let dir = tempfile::tempdir().expect("temp dir");
@@ -122,7 +127,8 @@ impl TlsRedis {
                 .args([
                     "--tls-auth-clients",
                     if require_client_cert { "yes" } else { "no" },
-                ]);
+                ])
+                .args(extra);
             if let Some(child) = spawn_listening(command, port) {
                 return TlsRedis {
                     port,
