@@ -39,8 +39,8 @@
 //! the check with that N (the key is created with the first grant and outlives every slot), so
 //! none is N or above; a key that says M ≠ N belongs to slots this caller does not know.
 
+use super::engine::Redlock;
 use super::target::Target;
-use super::Redlock;
 
 /// The two rules as Lua functions, prepended to every script that takes one of them.
 ///

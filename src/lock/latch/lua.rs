@@ -2,8 +2,8 @@
 //! or count it down, and the message a count-down publishes for the latch's waiters. This file
 //! is the only text of both; `parse_heard` reads the message the script writes.
 
-use super::super::keys::{LATCH_COUNT, SEPARATOR};
-use super::super::script::Lua;
+use crate::lock::keys::{LATCH_COUNT, SEPARATOR};
+use crate::lock::script::Lua;
 
 /// A Lua string literal of `text`, control characters written as `\ddd` (the field and the
 /// separator are control characters, which a script's source had better show).

@@ -38,137 +38,17 @@
 //!    A `done` on a latch no server that answered knows is an error, not a silent create,
 //!    unless it was given `--count` (then it is `set` and `done` in one round).
 //!
-//! - lua.rs: the scripts and the message; rounds.rs: set, done, read and list, one round each;
+//! - model.rs: a latch, its shape and one server's copy; lua.rs: the scripts and the message;
+//!   rounds.rs: set, done, read and list, one round each;
 //!   view.rs: what the servers showed, merged, and its verdict; wait.rs: waiting for it to open.
 
 mod lua;
+mod model;
 mod rounds;
 mod view;
 mod wait;
 
-pub(crate) use lua::Heard;
+pub(crate) use model::{Latch, Shape, MAX_COUNT};
 pub(crate) use rounds::{LatchError, Listed};
 pub(crate) use view::{CountedId, Counting, LatchState};
 pub(crate) use wait::{LatchWait, LatchWake, Waited};
-
-use super::keys::{LatchKeys, LATCH_COUNT};
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-/// The largest count a latch may have: each count-down's reply and each read carry every id.
-pub(crate) const MAX_COUNT: u32 = 1000;
-
-/// A latch: its name as the user typed it, and its keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Latch {
-    pub(crate) name: String,
-    pub(crate) keys: LatchKeys,
-}
-
-/// What `set` (or `done`/`wait` with `--count`) asks a missing latch to be created with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Shape {
-    pub(crate) count: u32,
-    pub(crate) ttl: Duration,
-}
-
-/// One server's copy of a latch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LatchCopy {
-    pub(crate) count: u32,
-    /// What was left of its TTL when the server answered; `None`: it never expires (someone
-    /// removed the TTL by hand).
-    pub(crate) ttl: Option<Duration>,
-    /// Each id counted down there, with its record (a token: who, and when).
-    pub(crate) ids: BTreeMap<String, String>,
-}
-
-/// What one server has at a latch's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Found {
-    Absent,
-    /// Another client keeps a key of this type there (or a hash without a count).
-    Foreign(String),
-    Latch(LatchCopy),
-}
-
-/// What a server answered to `TOUCH`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Touched {
-    /// What it has now (the latch, with the id if one was given, when it had or made one),
-    /// and whether this round created the latch there.
-    Found(Found, bool),
-    /// The latch exists there with another count than the one given; nothing was written.
-    Other(LatchCopy),
-}
-
-/// A script's reply: `{tag, count, pttl, created, fields}` (lua.rs).
-type ScriptReply = (String, i64, i64, i64, Vec<String>);
-
-fn touched(reply: ScriptReply) -> redis::RedisResult<Touched> {
-    let (tag, count, pttl, created, fields) = reply;
-    let copy = |fields: Vec<String>| -> redis::RedisResult<LatchCopy> {
-        let count = u32::try_from(count).map_err(|_| unexpected())?;
-        let ttl = u64::try_from(pttl).ok().map(Duration::from_millis);
-        let mut ids = BTreeMap::new();
-        let mut pairs = fields.into_iter();
-        while let (Some(field), Some(record)) = (pairs.next(), pairs.next()) {
-            if field != LATCH_COUNT {
-                ids.insert(field, record);
-            }
-        }
-        Ok(LatchCopy { count, ttl, ids })
-    };
-    Ok(match tag.as_str() {
-        "ok" => Touched::Found(Found::Latch(copy(fields)?), created == 1),
-        "other" => Touched::Other(copy(Vec::new())?),
-        "absent" => Touched::Found(Found::Absent, false),
-        "foreign" => Touched::Found(
-            Found::Foreign(fields.into_iter().next().unwrap_or_default()),
-            false,
-        ),
-        _ => return Err(unexpected()),
-    })
-}
-
-fn unexpected() -> redis::RedisError {
-    redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply to the latch script",
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reply(tag: &str, fields: &[&str]) -> ScriptReply {
-        let fields = fields.iter().map(|f| f.to_string()).collect();
-        (tag.into(), 3, 5000, 0, fields)
-    }
-
-    #[test]
-    fn a_latch_reply_is_its_count_ttl_and_ids_without_the_count_field() {
-        let found = touched(reply("ok", &[LATCH_COUNT, "3", "host-a", "rec-a"])).unwrap();
-        let Touched::Found(Found::Latch(copy), false) = found else {
-            panic!("{found:?}");
-        };
-        assert_eq!(copy.count, 3);
-        assert_eq!(copy.ttl, Some(Duration::from_secs(5)));
-        assert_eq!(copy.ids.len(), 1);
-        assert_eq!(copy.ids["host-a"], "rec-a");
-        assert_eq!(
-            touched(reply("foreign", &["string"])).unwrap(),
-            Touched::Found(Found::Foreign("string".into()), false)
-        );
-        assert_eq!(
-            touched(reply("absent", &[])).unwrap(),
-            Touched::Found(Found::Absent, false)
-        );
-        assert!(matches!(
-            touched(reply("other", &[])).unwrap(),
-            Touched::Other(LatchCopy { count: 3, .. })
-        ));
-        assert!(touched(reply("what", &[])).is_err());
-    }
-}

@@ -3,8 +3,8 @@
 //! `list` finds every latch under a prefix. They return values and typed errors.
 
 use super::lua::{READ, TOUCH};
+use super::model::{touched, Found, Latch, LatchCopy, ScriptReply, Shape, Touched};
 use super::view::View;
-use super::{touched, Found, Latch, LatchCopy, ScriptReply, Shape, Touched};
 use crate::clock::BootInstant;
 use crate::human::printable;
 use crate::lock::inspect::glob_escape;

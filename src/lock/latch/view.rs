@@ -2,7 +2,8 @@
 //! messages arrive, and the verdict on it: open, waiting, partial, absent or unknown (the
 //! module comment's rule 3: a quorum holding one count, and the union of their ids).
 
-use super::{Found, Heard, LatchCopy};
+use super::lua::Heard;
+use super::model::{Found, LatchCopy};
 use crate::clock::BootInstant;
 use crate::lock::nodes::NodeError;
 use crate::lock::quorum;

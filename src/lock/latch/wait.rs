@@ -3,9 +3,10 @@
 //! the safety net and a read when the latch should expire (the module comment, rule 4).
 
 use super::lua::parse_heard;
+use super::lua::Heard;
+use super::model::Latch;
 use super::rounds::LatchError;
 use super::view::{Counting, LatchState, View};
-use super::{Heard, Latch};
 use crate::clock::BootInstant;
 use crate::lock::queue::Subscriptions;
 use crate::lock::{jitter, Redlock};
