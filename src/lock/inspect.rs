@@ -358,7 +358,7 @@ impl Redlock {
 fn read_listed(
     layout: Layout,
     keys: &[(String, String)],
-    node: &mut redis::Connection,
+    node: &mut dyn redis::ConnectionLike,
     found: &mut BTreeMap<String, KeyState>,
 ) -> redis::RedisResult<()> {
     if keys.is_empty() {

@@ -160,7 +160,7 @@ impl Redlock {
                 Ok(())
             })
         };
-        pending.settle(Some(late));
+        self.nodes.settle(pending, Some(late));
         let targets: Vec<bool> = replies
             .iter()
             .zip(unasked)

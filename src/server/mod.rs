@@ -8,9 +8,12 @@
 
 mod client;
 mod cluster;
+mod replay;
+mod resp;
 mod sentinel;
 mod session;
 mod url;
+mod wire;
 
 use crate::human::{self, first_line};
 use client::{client, with_credentials};
@@ -18,12 +21,14 @@ pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
+pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
 pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
 pub(crate) use session::Session;
 use std::sync::Arc;
 use std::time::Duration;
 use url::{check_query, normalize, redact};
+pub(crate) use wire::{Answer, Failure, Plain, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
@@ -212,6 +217,15 @@ impl Server {
     pub(crate) fn node(&self) -> Option<(String, u16)> {
         match &self.target {
             Target::Cluster(cluster) => cluster.answered(),
+            _ => None,
+        }
+    }
+
+    /// How one poll loop reaches this server (wire.rs), if it can: a plain server over TCP or a
+    /// Unix socket. Sentinel groups, clusters and TLS connect through the redis crate.
+    pub(crate) fn plain(&self) -> Option<Plain> {
+        match &self.target {
+            Target::Direct(_) => Plain::of(&self.info),
             _ => None,
         }
     }

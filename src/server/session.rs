@@ -10,6 +10,7 @@
 
 use super::client::time_left;
 use super::cluster::{command_slot, Cluster, Map, Node, Redirect};
+use super::replay::Replay;
 use crate::clock::BootInstant;
 use redis::{Connection, ConnectionLike, RedisError, RedisResult, Value};
 use std::sync::Arc;
@@ -31,6 +32,8 @@ pub(crate) struct Session {
 enum Inner {
     Direct(Connection),
     Cluster(Box<Routed>),
+    /// A round's requests on a wire, replayed (replay.rs).
+    Replay(Replay),
 }
 
 /// A cluster's nodes as one connection.
@@ -63,6 +66,20 @@ impl Session {
         }
     }
 
+    /// A session over the replies `record` holds (replay.rs).
+    pub(crate) fn replay(record: Replay) -> Session {
+        Session {
+            inner: Inner::Replay(record),
+        }
+    }
+
+    pub(super) fn into_replay(self) -> Replay {
+        match self.inner {
+            Inner::Replay(record) => record,
+            _ => Replay::default(),
+        }
+    }
+
     /// Whether this is a cluster's, whose keys are named for hash slots (`lock::keys::Layout`).
     pub(crate) fn is_cluster(&self) -> bool {
         matches!(self.inner, Inner::Cluster(_))
@@ -80,6 +97,8 @@ impl Session {
                 routed.deadline = deadline;
                 Ok(())
             }
+            // The poll loop bounds the round.
+            Inner::Replay(_) => Ok(()),
         }
     }
 
@@ -88,10 +107,11 @@ impl Session {
     /// to that node as they are, keys and all, without redirections.
     pub(crate) fn each_node<T>(
         &mut self,
-        mut visit: impl FnMut(&mut Connection) -> RedisResult<T>,
+        mut visit: impl FnMut(&mut dyn ConnectionLike) -> RedisResult<T>,
     ) -> RedisResult<Vec<T>> {
         match &mut self.inner {
             Inner::Direct(connection) => Ok(vec![visit(connection)?]),
+            Inner::Replay(_) => Ok(vec![visit(self)?]),
             Inner::Cluster(routed) => {
                 let map = routed.map()?;
                 map.masters()
@@ -292,6 +312,11 @@ impl ConnectionLike for Session {
                 .request(cmd, 0, 1)?
                 .pop()
                 .ok_or_else(|| other("no reply".into())),
+            Inner::Replay(record) => record
+                .reply(cmd, 0, 1)?
+                .pop()
+                .ok_or_else(|| other("no reply".into()))
+                .and_then(not_a_cluster_node),
         }
     }
 
@@ -305,13 +330,14 @@ impl ConnectionLike for Session {
             Inner::Direct(connection) => connection.req_packed_commands(cmd, offset, count),
             // A pipeline goes where its first command's key is served.
             Inner::Cluster(routed) => routed.request(cmd, offset, count),
+            Inner::Replay(record) => record.reply(cmd, offset, count),
         }
     }
 
     fn get_db(&self) -> i64 {
         match &self.inner {
             Inner::Direct(connection) => connection.get_db(),
-            Inner::Cluster(_) => 0,
+            Inner::Cluster(_) | Inner::Replay(_) => 0,
         }
     }
 
@@ -322,7 +348,7 @@ impl ConnectionLike for Session {
     fn is_open(&self) -> bool {
         match &self.inner {
             Inner::Direct(connection) => connection.is_open(),
-            Inner::Cluster(_) => true,
+            Inner::Cluster(_) | Inner::Replay(_) => true,
         }
     }
 }

@@ -74,7 +74,7 @@ fn went_stale(err: &RedisError) -> bool {
     err.is_connection_dropped() && !err.is_timeout()
 }
 
-fn classify(err: RedisError, timeout: Duration) -> NodeError {
+pub(super) fn classify(err: RedisError, timeout: Duration) -> NodeError {
     if err.code() == Some("WRONGTYPE") {
         return NodeError::ForeignType;
     }

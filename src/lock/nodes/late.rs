@@ -24,13 +24,13 @@ struct Shared<T> {
     settled: Condvar,
 }
 
-/// The servers a round did not wait for. `settle` says what their late replies need; dropping
-/// it without a word means nothing.
-pub(crate) struct Pending<T> {
+/// The servers a round did not wait for, on their threads. `settle` says what their late
+/// replies need; dropping it without a word means nothing.
+pub(crate) struct Late<T> {
     shared: Arc<Shared<T>>,
 }
 
-impl<T> Pending<T> {
+impl<T> Late<T> {
     pub(crate) fn settle(self, cleanup: Option<Cleanup<T>>) {
         self.finish(cleanup);
     }
@@ -44,7 +44,7 @@ impl<T> Pending<T> {
     }
 }
 
-impl<T> Drop for Pending<T> {
+impl<T> Drop for Late<T> {
     fn drop(&mut self) {
         self.finish(None);
     }
@@ -60,11 +60,11 @@ impl Nodes {
     /// `Pending`, then sends the clean-up it was given, if any, on that same connection, after
     /// the late request (so a late SET is deleted after it landed, never before). Only once
     /// everything it sent was answered does it hand the connection back for a later round.
-    pub(crate) fn round_until<T: Send + 'static>(
+    pub(super) fn round_until_threads<T: Send + 'static>(
         &mut self,
         op: Op<T>,
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
-    ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
+    ) -> (Vec<Option<Reply<T>>>, Late<T>) {
         self.reclaim(false);
         self.drop_late();
         let deadline = BootInstant::now().add(self.timeout);
@@ -148,6 +148,6 @@ impl Nodes {
             replies[index] = Some(reply);
             self.connections[index] = kept;
         }
-        (replies, Pending { shared })
+        (replies, Late { shared })
     }
 }

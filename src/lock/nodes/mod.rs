@@ -1,17 +1,26 @@
 //! Talking to N servers at once: one request per server per round, all in parallel, each bounded
 //! by the per-server timeout, so one stopped or black-holed server costs `timeout`, never more,
-//! and never delays the others. A round decided before every server answered is late.rs's; one
-//! server's request (connect, send, classify the error) is ask.rs's.
+//! and never delays the others.
+//!
+//! Two ways to run a round, with the same properties: when every server is plain (TCP or a Unix
+//! socket), one thread and one poll(2) over all their sockets (poll.rs); otherwise (a Sentinel
+//! group, a cluster, TLS) a thread per server, each with the redis crate's blocking connection
+//! (below; a round decided before every server answered is late.rs's, one server's request
+//! ask.rs's). A round's requests are the same closures either way (server/replay.rs).
 
 mod ask;
+mod behind;
 mod late;
+mod poll;
 
 use crate::clock::BootInstant;
 // cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
 // cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
 use crate::server::{Server, Session};
 use ask::ask;
-pub(crate) use late::Pending;
+use behind::Unfinished;
+use late::Late;
+use poll::Loop;
 use redis::RedisResult;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -57,6 +66,16 @@ pub(crate) struct Nodes {
     /// (and cleaning up after it); joined before we go, so that no clean-up is cut short.
     /// A worker hands back its connection once the late reply (and clean-up) was read from it.
     workers: Vec<JoinHandle<Option<(usize, Kept)>>>,
+    /// The poll loop's wires, when every server is plain: then the fields above stay empty.
+    poll: Option<Loop>,
+}
+
+/// The servers a round decided early did not wait for: `Nodes::settle` says what their late
+/// replies need; dropped, nothing.
+pub(crate) enum Pending<T> {
+    Threads(Late<T>),
+    /// Their requests, still on their wires, and the closure that sent them (behind.rs).
+    Poll(Vec<Unfinished>, Op<T>),
 }
 
 /// A request that can outlive the round that sent it (`round_until`).
@@ -91,6 +110,7 @@ impl Nodes {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Nodes {
         let connections = servers.iter().map(|_| None).collect();
         Nodes {
+            poll: Loop::new(&servers),
             servers,
             connections,
             timeout,
@@ -117,6 +137,14 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
+        if let Some(poll) = &mut self.poll {
+            // A request still in flight from a round decided without it goes out first on
+            // its wire, and is answered first: nothing to wait for here.
+            poll.retire_stalled(self.timeout);
+            let everyone = vec![true; self.servers.len()];
+            let (replies, _) = poll.round(&everyone, self.timeout, &op, |_| false);
+            return replies.into_iter().flatten().collect();
+        }
         // A request still in flight from a round decided without it (a late SET of ours) must
         // reach its server before this one: a release overtaking it would leave that copy of
         // the key behind.
@@ -134,6 +162,9 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
+        if let Some(poll) = &mut self.poll {
+            return poll.round(targets, self.timeout, &op, |_| false).0;
+        }
         let deadline = BootInstant::now().add(self.timeout);
         let timeout = self.timeout;
         let op = &op;
@@ -173,6 +204,42 @@ impl Nodes {
 }
 
 impl Nodes {
+    /// Runs `op` against every server at once, like `round`, but returns as soon as `decided`
+    /// says the replies in hand settle the outcome, without waiting for the slowest servers
+    /// (their entry is `None`, and the `Pending` names them). A reply that arrives later is
+    /// never counted.
+    pub(crate) fn round_until<T: Send + 'static>(
+        &mut self,
+        op: Op<T>,
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+    ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
+        let Some(poll) = &mut self.poll else {
+            let (replies, late) = self.round_until_threads(op, decided);
+            return (replies, Pending::Threads(late));
+        };
+        poll.retire_stalled(self.timeout);
+        let everyone = vec![true; self.servers.len()];
+        let (replies, late) = poll.round(&everyone, self.timeout, &*op, decided);
+        (replies, Pending::Poll(late, op))
+    }
+
+    /// What the late replies of a round decided early need: `cleanup` goes out behind each
+    /// late request, on its connection, given the late reply (`None` if none came in time).
+    pub(crate) fn settle<T: Send + 'static>(
+        &mut self,
+        pending: Pending<T>,
+        cleanup: Option<Cleanup<T>>,
+    ) {
+        match pending {
+            Pending::Threads(late) => late.settle(cleanup),
+            Pending::Poll(late, op) => {
+                if let Some(poll) = &mut self.poll {
+                    poll.adopt(late, op, cleanup, self.timeout);
+                }
+            }
+        }
+    }
+
     /// Waits for the workers of earlier rounds (each is bounded by its round's deadline, plus one
     /// clean-up request), taking back the connections they hand back.
     fn join_late(&mut self) {
@@ -210,6 +277,9 @@ impl Nodes {
 
 impl Drop for Nodes {
     fn drop(&mut self) {
+        if let Some(poll) = &mut self.poll {
+            poll.finish();
+        }
         self.join_late();
     }
 }

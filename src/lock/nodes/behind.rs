@@ -1,0 +1,180 @@
+//! What the poll loop (poll.rs) does with the requests a round decided early stopped waiting
+//! for. Each becomes a task: its closure goes on running as its replies come (so a request of
+//! several steps is finished as the thread of a round would have finished it), and once it has
+//! its result, or none by the round's deadline, the clean-up the caller settled on
+//! (`Nodes::settle`) goes out behind it, on the same wire, with that result. Tasks move on
+//! whenever the loop runs: the next round, `settle` itself for replies already in, and before
+//! we go (`finish`), which waits for them, each until its deadline at most.
+
+use super::poll::Loop;
+use super::{Cleanup, Op};
+use crate::clock::BootInstant;
+use crate::server::{Answer, Replay, Request, Session, Sink, Step, Wire};
+use std::time::Duration;
+
+/// A server's request a round stopped waiting for.
+pub(crate) struct Unfinished {
+    pub(super) id: u64,
+    pub(super) index: usize,
+    pub(super) replay: Replay,
+    /// The round's deadline: no answer by then is a time-out.
+    pub(super) by: BootInstant,
+}
+
+/// What a task asks the loop to do next.
+enum Next {
+    /// Send this, and give the task its answer.
+    Ask(Request),
+    /// Send this and forget it: the clean-up.
+    Tell(Request),
+    Done,
+}
+
+pub(super) struct Task {
+    id: u64,
+    index: usize,
+    by: BootInstant,
+    /// The per-server timeout, for the clean-up's reply.
+    patience: Duration,
+    next: Box<dyn FnMut(Option<Answer>) -> Next + Send>,
+}
+
+impl Loop {
+    /// Takes charge of `late`: their closure `op` goes on, then `cleanup` (if any) goes out
+    /// behind each with its result. Replies already in are taken at once.
+    pub(super) fn adopt<T: Send + 'static>(
+        &mut self,
+        late: Vec<Unfinished>,
+        op: Op<T>,
+        cleanup: Option<Cleanup<T>>,
+        timeout: Duration,
+    ) {
+        for unfinished in late {
+            let (op, cleanup) = (op.clone(), cleanup.clone());
+            let mut replay = unfinished.replay;
+            let mut finished = false;
+            let next = move |answer: Option<Answer>| {
+                if finished {
+                    return Next::Done;
+                }
+                let value = match answer {
+                    Some(answer) => {
+                        replay.answer(answer);
+                        match replay.step(&*op) {
+                            Step::Send(request) => return Next::Ask(request),
+                            Step::Done(result) => result.ok(),
+                        }
+                    }
+                    // No answer in time: the request may still be applied.
+                    None => None,
+                };
+                finished = true;
+                let Some(cleanup) = &cleanup else {
+                    return Next::Done;
+                };
+                let mut replay = Replay::default();
+                match replay.step(&|con: &mut Session| cleanup(con, value.as_ref())) {
+                    Step::Send(request) => Next::Tell(request),
+                    Step::Done(_) => Next::Done,
+                }
+            };
+            self.tasks.push(Task {
+                id: unfinished.id,
+                index: unfinished.index,
+                by: unfinished.by,
+                patience: timeout,
+                next: Box::new(next),
+            });
+        }
+        self.pump();
+    }
+
+    /// Hands a late answer to its task and sends what the task asks for.
+    pub(super) fn deliver(&mut self, id: u64, answer: Option<Answer>) {
+        let Some(at) = self.tasks.iter().position(|task| task.id == id) else {
+            // Nobody settled that round: the reply means nothing.
+            return;
+        };
+        let mut task = self.tasks.swap_remove(at);
+        let next = (task.next)(answer);
+        let Some(kept) = self.wires[task.index].as_mut() else {
+            return;
+        };
+        match next {
+            Next::Ask(request) => {
+                let sink = Sink::Late(task.id);
+                kept.wire
+                    .send(&request.packed, request.skip, request.count, sink);
+                self.tasks.push(task);
+            }
+            Next::Tell(request) => {
+                kept.wire
+                    .send(&request.packed, request.skip, request.count, Sink::Discard);
+                // Its reply is waited for before we go, so that closing the wire cannot cut
+                // the clean-up off.
+                kept.quiet_by = kept.quiet_by.max(BootInstant::now().add(task.patience));
+                kept.wire.exchange();
+            }
+            Next::Done => {}
+        }
+    }
+
+    /// Tasks whose round's deadline passed without an answer go on without one: the wire's
+    /// request may still be applied, so the clean-up goes out behind it there.
+    pub(super) fn expire_tasks(&mut self) {
+        let expired: Vec<(u64, usize)> = self
+            .tasks
+            .iter()
+            .filter(|task| task.by.has_passed())
+            .map(|task| (task.id, task.index))
+            .collect();
+        for (id, index) in expired {
+            if let Some(kept) = self.wires[index].as_mut() {
+                kept.wire.retarget(Sink::Late(id), Sink::Discard);
+                kept.stalled = true;
+            }
+            self.deliver(id, None);
+        }
+    }
+
+    /// Moves bytes on every wire without waiting, handing late answers to their tasks.
+    pub(super) fn pump(&mut self) {
+        self.pump_retired();
+        for index in 0..self.wires.len() {
+            let Some(kept) = self.wires[index].as_mut() else {
+                continue;
+            };
+            for (sink, answer) in kept.wire.exchange() {
+                if let Sink::Late(id) = sink {
+                    self.deliver(id, Some(answer));
+                }
+            }
+        }
+        self.expire_tasks();
+    }
+
+    /// Waits, until each one's deadline at most, for the tasks and for the replies still owed
+    /// on every wire, so that no request of ours is cut off by our closing its connection.
+    pub(super) fn finish(&mut self) {
+        loop {
+            self.pump();
+            let owing = |wire: &Wire| wire.owes() && wire.failure().is_none();
+            // The nearest deadline: something changes there (a task times out and sends its
+            // clean-up, a wire is given up on).
+            let next = self
+                .wires
+                .iter()
+                .flatten()
+                .filter(|kept| owing(&kept.wire))
+                .map(|kept| kept.quiet_by)
+                .chain(self.retired.iter().map(|(_, by)| *by))
+                .chain(self.tasks.iter().map(|task| task.by))
+                .filter(|by| !by.has_passed())
+                .min();
+            let Some(next) = next else {
+                return;
+            };
+            self.wait(next);
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! A round on one thread: every server's request goes out on its wire (server/wire.rs) and one
+//! poll(2) waits on all their sockets at once, so a round costs no thread, and a stopped or
+//! black-holed server costs `timeout`, never more, and never delays the others.
+//!
+//! The properties of the thread-per-server rounds (mod.rs) hold here as well:
+//! - `timeout` bounds each server's part: connect, set-up (AUTH, SELECT) and every reply;
+//! - a round decided early returns at once; what the servers it did not wait for still owe is
+//!   read later and discarded, and any clean-up goes out behind the late request on the same
+//!   wire (`settle`), which the server applies after it;
+//! - a kept connection that died while idle is replaced within the same round, once;
+//! - a wire whose request timed out may still carry it to the server: it serves the follow-up
+//!   to that round (the clean-up must go out behind the request), then the next ordinary round
+//!   moves it aside (`retired`) until it owes nothing, or for one more `timeout` at most, and
+//!   opens a fresh one. It is never closed with a request of ours unanswered while the server
+//!   may still read it, except after that bound.
+
+use super::behind::{Task, Unfinished};
+use super::Reply;
+use crate::clock::BootInstant;
+use crate::server::{Failure, Plain, Replay, Server, Session, Sink, Step, Wire};
+use redis::RedisResult;
+use rustix::event::PollFd;
+use std::time::Duration;
+
+/// The wires of a round's servers, when every server is plain (`Server::plain`).
+pub(super) struct Loop {
+    plain: Vec<Plain>,
+    pub(super) wires: Vec<Option<Kept>>,
+    /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
+    /// deadline.
+    pub(super) retired: Vec<(Wire, BootInstant)>,
+    /// What becomes of the replies rounds decided early did not wait for (behind.rs).
+    pub(super) tasks: Vec<Task>,
+    next_id: u64,
+}
+
+pub(super) struct Kept {
+    pub(super) wire: Wire,
+    /// A request on it timed out: it may still be applied (see the module comment).
+    pub(super) stalled: bool,
+    /// Until when replies still owed on it are worth waiting for before we go.
+    pub(super) quiet_by: BootInstant,
+}
+
+/// One server's part in the round being run.
+struct Entry {
+    replay: Replay,
+    /// The wire was open before the round: if it turns out dead, one fresh try.
+    kept: bool,
+}
+
+/// The round being run: its closure, its replies so far, and its bounds.
+struct Run<'a, T, F: ?Sized> {
+    op: &'a F,
+    entries: Vec<Option<Entry>>,
+    replies: Vec<Option<Reply<T>>>,
+    started: BootInstant,
+    timeout: Duration,
+}
+
+impl Loop {
+    pub(super) fn new(servers: &[Server]) -> Option<Loop> {
+        let plain = servers
+            .iter()
+            .map(Server::plain)
+            .collect::<Option<Vec<_>>>()?;
+        Some(Loop {
+            wires: plain.iter().map(|_| None).collect(),
+            plain,
+            retired: Vec::new(),
+            tasks: Vec::new(),
+            next_id: 0,
+        })
+    }
+
+    /// A new round (not a follow-up) does not go out on a wire whose last request timed out.
+    pub(super) fn retire_stalled(&mut self, timeout: Duration) {
+        self.expire_tasks();
+        for slot in &mut self.wires {
+            if slot.as_ref().is_some_and(|kept| kept.stalled) {
+                let kept = slot.take().expect("checked");
+                let by = BootInstant::now().add(timeout).max(kept.quiet_by);
+                self.retired.push((kept.wire, by));
+            }
+        }
+    }
+
+    /// Runs `op` for the servers whose entry in `targets` is true, until every one has its
+    /// reply, `decided` says those in hand settle it, or `timeout` has passed. The servers it
+    /// did not wait for (or not asked) are `None`; the first are also `Unfinished`, for
+    /// `adopt` (behind.rs).
+    pub(super) fn round<T>(
+        &mut self,
+        targets: &[bool],
+        timeout: Duration,
+        op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+    ) -> (Vec<Option<Reply<T>>>, Vec<Unfinished>) {
+        let started = BootInstant::now();
+        let deadline = started.add(timeout);
+        let mut run = Run {
+            op,
+            entries: targets
+                .iter()
+                .map(|&wanted| {
+                    wanted.then(|| Entry {
+                        replay: Replay::default(),
+                        kept: false,
+                    })
+                })
+                .collect(),
+            replies: targets.iter().map(|_| None).collect(),
+            started,
+            timeout,
+        };
+        for index in 0..targets.len() {
+            if let Some(entry) = run.entries[index].as_mut() {
+                entry.kept = self.wires[index].is_some();
+                self.start(index, &mut run);
+            }
+        }
+        loop {
+            let waiting = (0..targets.len())
+                .any(|index| run.entries[index].is_some() && run.replies[index].is_none());
+            if !waiting || deadline.has_passed() || decided(&run.replies) {
+                break;
+            }
+            self.wait(deadline);
+            self.collect(&mut run);
+        }
+        let mut unfinished = Vec::new();
+        for index in 0..targets.len() {
+            let Some(entry) = run.entries[index].as_mut() else {
+                continue;
+            };
+            if run.replies[index].is_some() {
+                continue;
+            }
+            let kept = self.wires[index]
+                .as_mut()
+                .expect("a server waited for has a wire");
+            if deadline.has_passed() {
+                // Timed out: the request may still reach the server and be applied.
+                kept.wire.retarget(Sink::Round(index), Sink::Discard);
+                kept.quiet_by = BootInstant::now().add(timeout);
+                kept.stalled = true;
+                entry.replay.fail(Failure::timed_out());
+                let result = match entry.replay.step(op) {
+                    Step::Done(result) => result,
+                    Step::Send(_) => Err(Failure::timed_out().error()),
+                };
+                run.replies[index] = Some(reply(result, started, timeout));
+            } else {
+                self.next_id += 1;
+                let id = self.next_id;
+                kept.wire.retarget(Sink::Round(index), Sink::Late(id));
+                unfinished.push(Unfinished {
+                    id,
+                    index,
+                    replay: std::mem::take(&mut entry.replay),
+                    by: deadline,
+                });
+            }
+        }
+        (run.replies, unfinished)
+    }
+
+    /// Opens the wire if needed and sends the first request of server `index`.
+    fn start<T, F>(&mut self, index: usize, run: &mut Run<'_, T, F>)
+    where
+        F: Fn(&mut Session) -> RedisResult<T> + ?Sized,
+    {
+        if self.wires[index]
+            .as_ref()
+            .is_some_and(|kept| kept.wire.failure().is_some())
+        {
+            self.wires[index] = None;
+        }
+        if self.wires[index].is_none() {
+            match Wire::open(&self.plain[index]) {
+                Ok(wire) => {
+                    self.wires[index] = Some(Kept {
+                        wire,
+                        stalled: false,
+                        quiet_by: run.started,
+                    });
+                }
+                Err(failure) => {
+                    run.replies[index] =
+                        Some(reply(Err(failure.error()), run.started, run.timeout));
+                    return;
+                }
+            }
+        }
+        self.advance(index, run);
+    }
+
+    /// Moves bytes on the retired wires, and drops those that owe nothing or waited long
+    /// enough.
+    pub(super) fn pump_retired(&mut self) {
+        self.retired.retain_mut(|(wire, by)| {
+            wire.exchange();
+            wire.owes() && wire.failure().is_none() && !by.has_passed()
+        });
+    }
+
+    /// Runs server `index`'s closure over the replies in, and sends what it asks for next.
+    fn advance<T, F>(&mut self, index: usize, run: &mut Run<'_, T, F>)
+    where
+        F: Fn(&mut Session) -> RedisResult<T> + ?Sized,
+    {
+        let entry = run.entries[index].as_mut().expect("an asked server");
+        match entry.replay.step(run.op) {
+            Step::Done(result) => {
+                run.replies[index] = Some(reply(result, run.started, run.timeout));
+            }
+            Step::Send(request) => {
+                let kept = self.wires[index].as_mut().expect("a wire was opened");
+                kept.wire.send(
+                    &request.packed,
+                    request.skip,
+                    request.count,
+                    Sink::Round(index),
+                );
+            }
+        }
+    }
+
+    /// Moves bytes on every wire and hands each answer to its server's closure.
+    fn collect<T, F>(&mut self, run: &mut Run<'_, T, F>)
+    where
+        F: Fn(&mut Session) -> RedisResult<T> + ?Sized,
+    {
+        self.pump_retired();
+        for index in 0..self.wires.len() {
+            let Some(kept) = self.wires[index].as_mut() else {
+                continue;
+            };
+            for (sink, answer) in kept.wire.exchange() {
+                if let Sink::Late(id) = sink {
+                    self.deliver(id, Some(answer));
+                    continue;
+                }
+                if sink != Sink::Round(index) || run.replies[index].is_some() {
+                    continue;
+                }
+                let Some(entry) = run.entries[index].as_mut() else {
+                    continue;
+                };
+                let stale = matches!(&answer, Err(failure) if failure.dropped());
+                if stale && entry.kept && !entry.replay.any_reply() {
+                    // A kept connection may have died while idle (server restarted, idle
+                    // timeout, a NAT forgot it): that says nothing about the server now, so
+                    // try a fresh one within the same deadline. Repeating is safe: SET NX with
+                    // our token and the compare-and-delete / compare-and-pexpire scripts do no
+                    // harm when applied twice.
+                    *entry = Entry {
+                        replay: Replay::default(),
+                        kept: false,
+                    };
+                    self.wires[index] = None;
+                    self.start(index, run);
+                    break;
+                }
+                entry.replay.answer(answer);
+                self.advance(index, run);
+            }
+        }
+    }
+
+    /// Waits until a socket with something owed or to send is ready, or `until`.
+    pub(super) fn wait(&mut self, until: BootInstant) {
+        let mut fds: Vec<PollFd<'_>> = self
+            .wires
+            .iter()
+            .flatten()
+            .map(|kept| &kept.wire)
+            .chain(self.retired.iter().map(|(wire, _)| wire))
+            .filter(|wire| wire.failure().is_none())
+            .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
+            .collect();
+        let left = until.remaining();
+        if fds.is_empty() || left.is_zero() {
+            return;
+        }
+        // Rounded up: a poll that wakes a little before the deadline would only poll again.
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+    }
+}
+
+pub(super) fn reply<T>(
+    result: RedisResult<T>,
+    started: BootInstant,
+    timeout: Duration,
+) -> Reply<T> {
+    let at = BootInstant::now();
+    Reply {
+        result: result.map_err(|err| super::ask::classify(err, timeout)),
+        at,
+        latency: at.since(started),
+    }
+}

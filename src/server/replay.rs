@@ -1,0 +1,112 @@
+//! A request sequence run without blocking: the closure a round runs for a server
+//! (`Fn(&mut Session) -> RedisResult<T>`, written as blocking calls) is run again from the
+//! start each time one more reply is in, against a session that replays the replies it already
+//! got. When the closure asks for a reply not yet in, the session records the request and fails
+//! it, and this run's result is discarded: the request goes out, and the closure runs again once
+//! its reply is back. So the same closures serve a thread per server and one poll loop.
+//!
+//! This relies on a round's closures being pure functions of their replies (they build their
+//! requests from captured values and what the servers answered, and touch nothing else), which
+//! every round's is; a request that differs on a re-run is caught and fails that server's
+//! request instead of being sent.
+
+use super::wire::{Answer, Failure};
+use super::Session;
+use redis::{RedisResult, Value};
+
+/// One request as it goes out: packed commands, of which replies after the first `skip` (of
+/// `count`) are wanted.
+#[derive(Clone)]
+pub(crate) struct Request {
+    pub(crate) packed: Vec<u8>,
+    pub(crate) skip: usize,
+    pub(crate) count: usize,
+}
+
+/// What a closure's requests got so far, in order.
+#[derive(Default)]
+pub(crate) struct Replay {
+    answered: Vec<(Vec<u8>, Answer)>,
+    next: usize,
+    /// The first request whose reply is not in yet: this run's result does not count.
+    wanted: Option<Request>,
+}
+
+/// What running the closure once more gives.
+pub(crate) enum Step<T> {
+    /// Send this and run again with its reply.
+    Send(Request),
+    Done(RedisResult<T>),
+}
+
+impl Replay {
+    /// The next reply for a request, from the record, or `None` (after recording what the
+    /// request was) when it has not come yet.
+    pub(super) fn reply(
+        &mut self,
+        packed: &[u8],
+        skip: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        if self.wanted.is_some() {
+            return Err(pending());
+        }
+        match self.answered.get(self.next) {
+            Some((sent, _)) if sent != packed => Err(std::io::Error::other(
+                "internal error: a request changed when its closure ran again",
+            )
+            .into()),
+            Some((_, answer)) => {
+                self.next += 1;
+                answer.clone().map_err(|failure| failure.error())
+            }
+            None => {
+                self.wanted = Some(Request {
+                    packed: packed.to_vec(),
+                    skip,
+                    count,
+                });
+                Err(pending())
+            }
+        }
+    }
+
+    /// Runs `op` once over the replies in so far.
+    pub(crate) fn step<T>(
+        &mut self,
+        op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+    ) -> Step<T> {
+        let record = std::mem::take(self);
+        let mut session = Session::replay(record);
+        let result = op(&mut session);
+        *self = session.into_replay();
+        self.next = 0;
+        match self.wanted.clone() {
+            Some(request) => Step::Send(request),
+            None => Step::Done(result),
+        }
+    }
+
+    /// The reply (or failure) to the request the last `step` asked to send.
+    pub(crate) fn answer(&mut self, answer: Answer) {
+        if let Some(request) = self.wanted.take() {
+            self.answered.push((request.packed, answer));
+        }
+    }
+
+    /// Fails the request the last `step` asked to send (a timeout, a broken connection).
+    pub(crate) fn fail(&mut self, failure: Failure) {
+        self.answer(Err(failure));
+    }
+
+    /// Whether any request got a reply (not a failure): a connection that answered in this
+    /// round was alive.
+    pub(crate) fn any_reply(&self) -> bool {
+        self.answered.iter().any(|(_, answer)| answer.is_ok())
+    }
+}
+
+/// The error a request waiting for its reply gets; never seen outside `step`.
+fn pending() -> redis::RedisError {
+    std::io::Error::other("internal: reply not in yet").into()
+}

@@ -1,0 +1,400 @@
+//! A plain server's connection (TCP or a Unix socket, RESP2, no TLS) that never blocks, so
+//! that one thread can carry a round's requests to every server at once and wait on all their
+//! sockets in one poll(2) (`lock::nodes::poll`).
+//!
+//! A wire is a byte queue each way. Requests are appended to `out` and written as far as the
+//! socket takes them; every request says how many replies it is owed and who gets them, and
+//! replies are handed out strictly in the order the requests went out, which is the order a
+//! server answers one connection in. That order is what makes a late reply harmless: a request
+//! written behind one whose reply is late waits its turn on the wire, its reply is never taken
+//! for the late one's, and the server applies the two in that order.
+//!
+//! The connection's own set-up (AUTH, SELECT) is written in the same burst as the first request
+//! rather than a round trip ahead of it: the server runs them first because they come first.
+
+use super::resp::frame_length;
+use redis::{ConnectionAddr, RedisConnectionInfo, Value};
+use rustix::event::PollFlags;
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+
+/// Where a plain server listens, and what a new connection must say first.
+#[derive(Clone)]
+pub(crate) struct Plain {
+    address: Address,
+    settings: RedisConnectionInfo,
+}
+
+#[derive(Clone)]
+enum Address {
+    Tcp(String, u16),
+    Unix(std::path::PathBuf),
+}
+
+impl Plain {
+    /// The server as a wire reaches it, if it can: TCP or a Unix socket spoken in RESP2. TLS and
+    /// RESP3 connections stay with the redis crate's own (a thread each in a round).
+    pub(crate) fn of(info: &redis::ConnectionInfo) -> Option<Plain> {
+        let settings = info.redis_settings();
+        if settings.protocol() != redis::ProtocolVersion::RESP2 {
+            return None;
+        }
+        let address = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => Address::Tcp(host.clone(), *port),
+            ConnectionAddr::Unix(path) => Address::Unix(path.clone()),
+            _ => return None,
+        };
+        Some(Plain {
+            address,
+            settings: settings.clone(),
+        })
+    }
+}
+
+/// Why a connection failed: enough to rebuild the error a request would have met.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    kind: io::ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(kind: io::ErrorKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn timed_out() -> Failure {
+        Failure::new(io::ErrorKind::TimedOut, "timed out")
+    }
+
+    fn of(err: &io::Error) -> Failure {
+        let message = match err.kind() {
+            io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+            io::ErrorKind::UnexpectedEof => "the server closed the connection".to_string(),
+            _ => err.to_string(),
+        };
+        Failure::new(err.kind(), message)
+    }
+
+    /// The connection was closed under us, as opposed to a server that is slow or refuses.
+    pub(crate) fn dropped(&self) -> bool {
+        matches!(
+            self.kind,
+            io::ErrorKind::BrokenPipe
+                | io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::UnexpectedEof
+                | io::ErrorKind::NotConnected
+        )
+    }
+
+    pub(crate) fn error(&self) -> redis::RedisError {
+        io::Error::new(self.kind, self.message.clone()).into()
+    }
+}
+
+/// What became of one request: its replies (all of them, the skipped ones left out), or the
+/// connection's failure before they all came.
+pub(crate) type Answer = Result<Vec<Value>, Failure>;
+
+/// Who gets a request's replies.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Sink {
+    /// The connection's set-up: an error reply fails the connection.
+    Setup,
+    /// The request of the round's entry with this index.
+    Round(usize),
+    /// A request a round stopped waiting for, now the late task with this id's
+    /// (`lock::nodes::poll`).
+    Late(u64),
+    /// Nobody: a clean-up's reply, or a late one nobody waits for.
+    Discard,
+}
+
+struct Owed {
+    /// Replies still to come, of which the first `skip` (still) are not wanted.
+    count: usize,
+    skip: usize,
+    got: Vec<Value>,
+    to: Sink,
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+pub(crate) struct Wire {
+    stream: Stream,
+    /// Still connecting (TCP): the addresses left to try after this one.
+    connecting: Option<Vec<SocketAddr>>,
+    out: Vec<u8>,
+    input: Vec<u8>,
+    owed: VecDeque<Owed>,
+    failed: Option<Failure>,
+}
+
+impl Wire {
+    /// Starts connecting to `plain` (a Unix socket connects at once) and queues the set-up.
+    pub(crate) fn open(plain: &Plain) -> Result<Wire, Failure> {
+        let (stream, connecting) = match &plain.address {
+            Address::Unix(path) => {
+                let stream = UnixStream::connect(path).map_err(|e| Failure::of(&e))?;
+                stream.set_nonblocking(true).map_err(|e| Failure::of(&e))?;
+                (Stream::Unix(stream), None)
+            }
+            Address::Tcp(host, port) => {
+                // Host names are resolved here, synchronously: a round trip to the resolver
+                // before the round, bounded by the system's resolver settings.
+                let mut addresses: Vec<SocketAddr> = (host.as_str(), *port)
+                    .to_socket_addrs()
+                    .map_err(|e| Failure::new(e.kind(), format!("cannot resolve {host}: {e}")))?
+                    .collect();
+                addresses.reverse();
+                let first = addresses.pop().ok_or_else(|| {
+                    Failure::new(io::ErrorKind::NotFound, format!("{host} has no address"))
+                })?;
+                (Stream::Tcp(start_connect(first)?), Some(addresses))
+            }
+        };
+        let mut wire = Wire {
+            stream,
+            connecting,
+            out: Vec::new(),
+            input: Vec::new(),
+            owed: VecDeque::new(),
+            failed: None,
+        };
+        let settings = &plain.settings;
+        if let Some(password) = settings.password() {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(username) = settings.username() {
+                auth.arg(username);
+            }
+            wire.send(&auth.arg(password).get_packed_command(), 0, 1, Sink::Setup);
+        }
+        if settings.db() != 0 {
+            let select = redis::cmd("SELECT").arg(settings.db()).get_packed_command();
+            wire.send(&select, 0, 1, Sink::Setup);
+        }
+        Ok(wire)
+    }
+
+    /// Queues a request of `count` commands whose replies after the first `skip` go to `to`.
+    pub(crate) fn send(&mut self, packed: &[u8], skip: usize, count: usize, to: Sink) {
+        self.out.extend_from_slice(packed);
+        self.owed.push_back(Owed {
+            count,
+            skip,
+            got: Vec::new(),
+            to,
+        });
+    }
+
+    /// Whether replies are still owed on this connection.
+    pub(crate) fn owes(&self) -> bool {
+        !self.owed.is_empty()
+    }
+
+    /// Hands the replies owed to `from` to `to` instead.
+    pub(crate) fn retarget(&mut self, from: Sink, to: Sink) {
+        for owed in &mut self.owed {
+            if owed.to == from {
+                owed.to = to;
+            }
+        }
+    }
+
+    pub(crate) fn failure(&self) -> Option<&Failure> {
+        self.failed.as_ref()
+    }
+
+    /// What to wait for on the socket.
+    pub(crate) fn interest(&self) -> PollFlags {
+        if self.failed.is_some() {
+            PollFlags::empty()
+        } else if self.connecting.is_some() || !self.out.is_empty() {
+            PollFlags::OUT | PollFlags::IN
+        } else {
+            PollFlags::IN
+        }
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        match &self.stream {
+            Stream::Tcp(stream) => stream.as_fd(),
+            Stream::Unix(stream) => stream.as_fd(),
+        }
+    }
+
+    /// Moves bytes both ways as far as the socket allows without blocking, and returns what was
+    /// answered, in order. A failed connection answers everything it owed with its failure.
+    pub(crate) fn exchange(&mut self) -> Vec<(Sink, Answer)> {
+        let mut answered = Vec::new();
+        if self.failed.is_none() {
+            if let Err(failure) = self.pump(&mut answered) {
+                self.fail(failure, &mut answered);
+            }
+        }
+        answered
+    }
+
+    /// Fails the connection (a request on it timed out, or it broke): everything still owed is
+    /// answered with `failure`.
+    pub(crate) fn fail(&mut self, failure: Failure, answered: &mut Vec<(Sink, Answer)>) {
+        for owed in self.owed.drain(..) {
+            answered.push((owed.to, Err(failure.clone())));
+        }
+        self.out.clear();
+        self.failed = Some(failure);
+    }
+
+    fn pump(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
+        if self.connecting.is_some() && !self.finish_connect()? {
+            return Ok(());
+        }
+        while !self.out.is_empty() {
+            match write(&mut self.stream, &self.out) {
+                Ok(0) => return Err(Failure::new(io::ErrorKind::WriteZero, "write failed")),
+                Ok(written) => {
+                    self.out.drain(..written);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Failure::of(&e)),
+            }
+        }
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match self.read(&mut chunk) {
+                Ok(0) => {
+                    self.take_replies(answered)?;
+                    return Err(Failure::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ));
+                }
+                Ok(read) => self.input.extend_from_slice(&chunk[..read]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Failure::of(&e)),
+            }
+        }
+        self.take_replies(answered)
+    }
+
+    /// Whether the TCP connect is done; moves on to the next address after a refusal.
+    fn finish_connect(&mut self) -> Result<bool, Failure> {
+        let Stream::Tcp(stream) = &self.stream else {
+            self.connecting = None;
+            return Ok(true);
+        };
+        let outcome = match rustix::net::sockopt::socket_error(stream) {
+            Ok(outcome) => outcome,
+            Err(errno) => Err(errno),
+        };
+        match outcome {
+            Ok(()) => match stream.peer_addr() {
+                Ok(_) => {
+                    self.connecting = None;
+                    let _ = stream.set_nodelay(true);
+                    Ok(true)
+                }
+                // Not connected yet: poll said writable only because it was asked early.
+                Err(_) => Ok(false),
+            },
+            Err(errno) => {
+                let err = io::Error::from(errno);
+                let next = self.connecting.as_mut().and_then(Vec::pop);
+                match next {
+                    Some(address) => {
+                        self.stream = Stream::Tcp(start_connect(address)?);
+                        Ok(false)
+                    }
+                    None => Err(Failure::of(&err)),
+                }
+            }
+        }
+    }
+
+    fn take_replies(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
+        let mut start = 0;
+        while let Some(length) = frame_length(&self.input[start..]) {
+            let frame = &self.input[start..start + length];
+            start += length;
+            let value = redis::parse_redis_value(frame)
+                .map_err(|e| Failure::new(io::ErrorKind::InvalidData, format!("bad reply: {e}")))?;
+            let Some(owed) = self.owed.front_mut() else {
+                return Err(Failure::new(
+                    io::ErrorKind::InvalidData,
+                    "a reply nobody asked for",
+                ));
+            };
+            if owed.skip > 0 {
+                owed.skip -= 1;
+            } else {
+                owed.got.push(value);
+            }
+            owed.count -= 1;
+            if owed.count == 0 {
+                let owed = self.owed.pop_front().expect("front exists");
+                if owed.to == Sink::Setup {
+                    if let Some(Value::ServerError(err)) = owed.got.first() {
+                        let what = if err.code() == "WRONGPASS" || err.code() == "NOAUTH" {
+                            "password authentication failed".to_string()
+                        } else {
+                            format!("{} {}", err.code(), err.details().unwrap_or_default())
+                        };
+                        self.input.drain(..start);
+                        return Err(Failure::new(io::ErrorKind::PermissionDenied, what));
+                    }
+                } else {
+                    answered.push((owed.to, Ok(owed.got)));
+                }
+            }
+        }
+        self.input.drain(..start);
+        Ok(())
+    }
+
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        match &mut self.stream {
+            Stream::Tcp(stream) => stream.read(buffer),
+            Stream::Unix(stream) => stream.read(buffer),
+        }
+    }
+}
+
+fn write(stream: &mut Stream, bytes: &[u8]) -> io::Result<usize> {
+    match stream {
+        Stream::Tcp(stream) => stream.write(bytes),
+        Stream::Unix(stream) => stream.write(bytes),
+    }
+}
+
+/// A TCP socket that has started connecting to `address` without waiting for it.
+fn start_connect(address: SocketAddr) -> Result<TcpStream, Failure> {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
+    let family = if address.is_ipv4() {
+        AddressFamily::INET
+    } else {
+        AddressFamily::INET6
+    };
+    let socket = rustix::net::socket_with(
+        family,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| Failure::of(&e.into()))?;
+    match rustix::net::connect(&socket, &address) {
+        Ok(()) | Err(rustix::io::Errno::INPROGRESS) => Ok(TcpStream::from(socket)),
+        Err(errno) => Err(Failure::of(&errno.into())),
+    }
+}
