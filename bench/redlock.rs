@@ -5,7 +5,7 @@
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
-//! `--cluster` only a Redis Cluster as a server.
+//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 mod redis_server;
 use redis_server::Redis;
 mod cluster;
+mod floor;
 mod grants;
 mod latch;
 mod mixed;
@@ -34,6 +35,8 @@ fn main() {
     let latch_only = std::env::args().any(|a| a == "--latch");
     // `--cluster`: only a Redis Cluster as one of the servers (part k).
     let cluster_only = std::env::args().any(|a| a == "--cluster");
+    // `--floor`: only what one process costs next to flock (part l), and the crowd (part f).
+    let floor_only = std::env::args().any(|a| a == "--floor");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -68,6 +71,8 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
         bench.part_k(&mut report, &servers, runs.min(100));
+    } else if floor_only {
+        bench.part_l(&mut report, runs.min(100), sections);
     } else if !crowd_only {
         bench.part_a(&mut report, runs, servers[0].port);
         bench.part_b(&mut report, runs, exec);
@@ -77,13 +82,18 @@ fn main() {
         bench.part_h(&mut report, runs);
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
+        bench.part_l(&mut report, runs.min(100), sections);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
         bench.part_f(&mut report, &servers, crowds, if smoke { 16 } else { 320 });
-        bench.part_g(&mut report, if smoke { 8 } else { 64 });
+        if !floor_only {
+            bench.part_g(&mut report, if smoke { 8 } else { 64 });
+        }
         let (mix, mixed_sections) = if smoke { ((6, 2), 24) } else { ((60, 4), 320) };
-        bench.part_j(&mut report, mix, mixed_sections);
+        if !floor_only {
+            bench.part_j(&mut report, mix, mixed_sections);
+        }
     }
     print!("{}", report.text);
     drop(servers);
@@ -448,6 +458,7 @@ impl Bench {
             );
         }
         report.note("goals: commands per section at W = 64, 128 ≤ 1.25× W = 8 and < 10 × servers;");
+        report.note("reads per server per section ≤ 5, flat in W;");
         report.note(
             "wall ≤ 2× flock; gap p99 ≤ 20 ms; longest wait at W = 64 ≤ 2 × 64 × mean section;",
         );
@@ -474,6 +485,7 @@ impl Bench {
         );
         let step = take(&dir.join("lock").display().to_string());
         let before = commands_processed(servers);
+        let reads_before = stat_sum(servers, "total_reads_processed");
         let started = Instant::now();
         let children: Vec<Child> = (0..workers)
             .map(|i| {
@@ -497,6 +509,7 @@ impl Bench {
         }
         let wall = started.elapsed();
         let commands = commands_processed(servers).saturating_sub(before);
+        let reads = stat_sum(servers, "total_reads_processed").saturating_sub(reads_before);
         let count = std::fs::read_to_string(&counter).unwrap_or_default();
         if failed > 0 {
             self.broken.push(format!(
@@ -512,6 +525,8 @@ impl Bench {
         let mut crowd = crowd_figures(&std::fs::read_to_string(&log).unwrap_or_default());
         crowd.wall = wall;
         crowd.per_section = (name != "flock").then(|| commands as f64 / sections as f64);
+        crowd.reads =
+            (name != "flock").then(|| reads as f64 / sections as f64 / servers.len() as f64);
         crowd
     }
 
@@ -573,6 +588,8 @@ impl Bench {
 struct Crowd {
     wall: Duration,
     per_section: Option<f64>,
+    /// Network reads (INFO stats `total_reads_processed`) per server per section.
+    reads: Option<f64>,
     gaps: Vec<Duration>,
     longest_wait: Duration,
     mean_section: Duration,
@@ -630,6 +647,12 @@ fn crowd_figures(log: &str) -> Crowd {
 
 /// The servers' own count of commands processed, summed.
 fn commands_processed(servers: &[Redis]) -> u64 {
+    stat_sum(servers, "total_commands_processed")
+}
+
+/// One counter of INFO stats, summed over the servers.
+fn stat_sum(servers: &[Redis], name: &str) -> u64 {
+    let prefix = format!("{name}:");
     servers
         .iter()
         .map(|server| {
@@ -638,11 +661,18 @@ fn commands_processed(servers: &[Redis]) -> u64 {
                 .query(&mut server.connection())
                 .unwrap_or_default();
             info.lines()
-                .find_map(|l| l.strip_prefix("total_commands_processed:"))
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
                 .and_then(|n| n.trim().parse::<u64>().ok())
                 .unwrap_or(0)
         })
         .sum()
+}
+
+/// The median of a few ratios.
+fn median_ratio(ratios: &[f64]) -> f64 {
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 struct Contention {
@@ -780,6 +810,9 @@ impl Report {
         );
         if let Some(per_section) = c.per_section {
             let _ = write!(line, "  {per_section:.1} commands/section");
+        }
+        if let Some(reads) = c.reads {
+            let _ = write!(line, "  {reads:.1} reads/server/section");
         }
         if let Some(base) = baseline {
             let _ = write!(

@@ -140,7 +140,7 @@ impl Nodes {
         if let Some(poll) = &mut self.poll {
             // A request still in flight from a round decided without it goes out first on
             // its wire, and is answered first: nothing to wait for here.
-            poll.retire_stalled(self.timeout);
+            poll.retire_stalled();
             let everyone = vec![true; self.servers.len()];
             let (replies, _) = poll.round(&everyone, self.timeout, &op, |_| false);
             return replies.into_iter().flatten().collect();
@@ -217,7 +217,7 @@ impl Nodes {
             let (replies, late) = self.round_until_threads(op, decided);
             return (replies, Pending::Threads(late));
         };
-        poll.retire_stalled(self.timeout);
+        poll.retire_stalled();
         let everyone = vec![true; self.servers.len()];
         let (replies, late) = poll.round(&everyone, self.timeout, &*op, decided);
         (replies, Pending::Poll(late, op))

@@ -10,9 +10,9 @@
 //! - a kept connection that died while idle is replaced within the same round, once;
 //! - a wire whose request timed out may still carry it to the server: it serves the follow-up
 //!   to that round (the clean-up must go out behind the request), then the next ordinary round
-//!   moves it aside (`retired`) until it owes nothing, or for one more `timeout` at most, and
-//!   opens a fresh one. It is never closed with a request of ours unanswered while the server
-//!   may still read it, except after that bound.
+//!   opens a fresh one. One that carries a clean-up is kept aside (`retired`) until the clean-up
+//!   is answered, or for one `timeout` at most: closing a socket with unread replies resets
+//!   the connection, and the server may not have read the clean-up yet.
 
 use super::behind::{Task, Unfinished};
 use super::Reply;
@@ -74,13 +74,16 @@ impl Loop {
     }
 
     /// A new round (not a follow-up) does not go out on a wire whose last request timed out.
-    pub(super) fn retire_stalled(&mut self, timeout: Duration) {
+    /// One that carries a clean-up is kept aside until its reply (or `quiet_by`); the others
+    /// are closed, as the thread of a round drops such a connection.
+    pub(super) fn retire_stalled(&mut self) {
         self.expire_tasks();
         for slot in &mut self.wires {
             if slot.as_ref().is_some_and(|kept| kept.stalled) {
                 let kept = slot.take().expect("checked");
-                let by = BootInstant::now().add(timeout).max(kept.quiet_by);
-                self.retired.push((kept.wire, by));
+                if !kept.quiet_by.has_passed() {
+                    self.retired.push((kept.wire, kept.quiet_by));
+                }
             }
         }
     }
@@ -142,7 +145,6 @@ impl Loop {
             if deadline.has_passed() {
                 // Timed out: the request may still reach the server and be applied.
                 kept.wire.retarget(Sink::Round(index), Sink::Discard);
-                kept.quiet_by = BootInstant::now().add(timeout);
                 kept.stalled = true;
                 entry.replay.fail(Failure::timed_out());
                 let result = match entry.replay.step(op) {
