@@ -24,6 +24,7 @@ impl Lua {
         self.cell.get_or_init(|| {
             let source = (self.build)();
             let script = Script::new(&source);
+            crate::server::scripts::remember(script.get_hash(), &source);
             (source, script)
         })
     }

@@ -10,6 +10,7 @@ mod client;
 mod cluster;
 mod replay;
 mod resp;
+pub(crate) mod scripts;
 mod sentinel;
 mod session;
 mod url;

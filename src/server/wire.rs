@@ -138,6 +138,8 @@ pub(crate) struct Wire {
     input: Vec<u8>,
     owed: VecDeque<Owed>,
     failed: Option<Failure>,
+    /// The hashes of the scripts this connection has sent the source of.
+    scripts: Vec<String>,
 }
 
 impl Wire {
@@ -170,6 +172,7 @@ impl Wire {
             input: Vec::new(),
             owed: VecDeque::new(),
             failed: None,
+            scripts: Vec::new(),
         };
         let settings = &plain.settings;
         if let Some(password) = settings.password() {
@@ -187,8 +190,12 @@ impl Wire {
     }
 
     /// Queues a request of `count` commands whose replies after the first `skip` go to `to`.
+    /// A script's first run on this connection carries its source (scripts.rs).
     pub(crate) fn send(&mut self, packed: &[u8], skip: usize, count: usize, to: Sink) {
-        self.out.extend_from_slice(packed);
+        match super::scripts::first_use(packed, &mut self.scripts) {
+            Some(eval) => self.out.extend_from_slice(&eval),
+            None => self.out.extend_from_slice(packed),
+        }
         self.owed.push_back(Owed {
             count,
             skip,
@@ -209,6 +216,11 @@ impl Wire {
                 owed.to = to;
             }
         }
+    }
+
+    /// Whether a request is still waiting to be written (or the connection to be made).
+    pub(crate) fn sending(&self) -> bool {
+        self.failed.is_none() && (self.connecting.is_some() || !self.out.is_empty())
     }
 
     pub(crate) fn failure(&self) -> Option<&Failure> {

@@ -18,6 +18,7 @@ mod limit;
 mod ops;
 mod partial;
 mod queue;
+mod rounds;
 mod semaphore;
 mod sentinel;
 mod shared;

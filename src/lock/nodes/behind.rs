@@ -27,7 +27,19 @@ enum Next {
     Ask(Request),
     /// Send this and forget it: the clean-up.
     Tell(Request),
+    /// Its request is on the wire: wait for the answer.
+    Wait,
     Done,
+}
+
+/// What a task is given.
+pub(super) enum Feed {
+    /// The answer to its request.
+    Answer(Answer),
+    /// Nothing new: whether what it has finishes it.
+    Check,
+    /// Its deadline passed without an answer.
+    Expired,
 }
 
 pub(super) struct Task {
@@ -36,7 +48,7 @@ pub(super) struct Task {
     by: BootInstant,
     /// The per-server timeout, for the clean-up's reply.
     patience: Duration,
-    next: Box<dyn FnMut(Option<Answer>) -> Next + Send>,
+    next: Box<dyn FnMut(Feed) -> Next + Send>,
 }
 
 impl Loop {
@@ -53,20 +65,25 @@ impl Loop {
             let (op, cleanup) = (op.clone(), cleanup.clone());
             let mut replay = unfinished.replay;
             let mut finished = false;
-            let next = move |answer: Option<Answer>| {
+            let next = move |feed: Feed| {
                 if finished {
                     return Next::Done;
                 }
-                let value = match answer {
-                    Some(answer) => {
+                let value = match feed {
+                    Feed::Answer(answer) => {
                         replay.answer(answer);
                         match replay.step(&*op) {
                             Step::Send(request) => return Next::Ask(request),
                             Step::Done(result) => result.ok(),
                         }
                     }
+                    // Whether the replies already in finish it (they came before `adopt`).
+                    Feed::Check => match replay.step(&*op) {
+                        Step::Send(_) => return Next::Wait,
+                        Step::Done(result) => result.ok(),
+                    },
                     // No answer in time: the request may still be applied.
-                    None => None,
+                    Feed::Expired => None,
                 };
                 finished = true;
                 let Some(cleanup) = &cleanup else {
@@ -78,6 +95,7 @@ impl Loop {
                     Step::Done(_) => Next::Done,
                 }
             };
+            let id = unfinished.id;
             self.tasks.push(Task {
                 id: unfinished.id,
                 index: unfinished.index,
@@ -85,18 +103,19 @@ impl Loop {
                 patience: timeout,
                 next: Box::new(next),
             });
+            self.deliver(id, Feed::Check);
         }
         self.pump();
     }
 
     /// Hands a late answer to its task and sends what the task asks for.
-    pub(super) fn deliver(&mut self, id: u64, answer: Option<Answer>) {
+    pub(super) fn deliver(&mut self, id: u64, feed: Feed) {
         let Some(at) = self.tasks.iter().position(|task| task.id == id) else {
             // Nobody settled that round: the reply means nothing.
             return;
         };
         let mut task = self.tasks.swap_remove(at);
-        let next = (task.next)(answer);
+        let next = (task.next)(feed);
         let Some(kept) = self.wires[task.index].as_mut() else {
             return;
         };
@@ -115,6 +134,7 @@ impl Loop {
                 kept.quiet_by = kept.quiet_by.max(BootInstant::now().add(task.patience));
                 kept.wire.exchange();
             }
+            Next::Wait => self.tasks.push(task),
             Next::Done => {}
         }
     }
@@ -133,7 +153,7 @@ impl Loop {
                 kept.wire.retarget(Sink::Late(id), Sink::Discard);
                 kept.stalled = true;
             }
-            self.deliver(id, None);
+            self.deliver(id, Feed::Expired);
         }
     }
 
@@ -146,7 +166,7 @@ impl Loop {
             };
             for (sink, answer) in kept.wire.exchange() {
                 if let Sink::Late(id) = sink {
-                    self.deliver(id, Some(answer));
+                    self.deliver(id, Feed::Answer(answer));
                 }
             }
         }

@@ -14,7 +14,7 @@
 //!   is answered, or for one `timeout` at most: closing a socket with unread replies resets
 //!   the connection, and the server may not have read the clean-up yet.
 
-use super::behind::{Task, Unfinished};
+use super::behind::{Feed, Task, Unfinished};
 use super::Reply;
 use crate::clock::BootInstant;
 use crate::server::{Failure, Plain, Replay, Server, Session, Sink, Step, Wire};
@@ -47,6 +47,8 @@ struct Entry {
     replay: Replay,
     /// The wire was open before the round: if it turns out dead, one fresh try.
     kept: bool,
+    /// Its closure finished after the round was decided: not counted.
+    finished: bool,
 }
 
 /// The round being run: its closure, its replies so far, and its bounds.
@@ -56,6 +58,8 @@ struct Run<'a, T, F: ?Sized> {
     replies: Vec<Option<Reply<T>>>,
     started: BootInstant,
     timeout: Duration,
+    /// False once the round is decided: later results are not counted.
+    counting: bool,
 }
 
 impl Loop {
@@ -109,12 +113,14 @@ impl Loop {
                     wanted.then(|| Entry {
                         replay: Replay::default(),
                         kept: false,
+                        finished: false,
                     })
                 })
                 .collect(),
             replies: targets.iter().map(|_| None).collect(),
             started,
             timeout,
+            counting: true,
         };
         for index in 0..targets.len() {
             if let Some(entry) = run.entries[index].as_mut() {
@@ -131,6 +137,23 @@ impl Loop {
             self.wait(deadline);
             self.collect(&mut run);
         }
+        // Decided early: the servers not waited for still get their request before the round
+        // returns (a wire still connecting holds it), as the Redlock algorithm asks of every
+        // attempt; what they answer is no longer counted.
+        run.counting = false;
+        let unsent = |this: &Self, run: &Run<'_, T, _>| {
+            (0..targets.len()).any(|index| {
+                run.entries[index].is_some()
+                    && run.replies[index].is_none()
+                    && this.wires[index]
+                        .as_ref()
+                        .is_some_and(|kept| kept.wire.sending())
+            })
+        };
+        while !deadline.has_passed() && unsent(self, &run) {
+            self.wait(deadline);
+            self.collect(&mut run);
+        }
         let mut unfinished = Vec::new();
         for index in 0..targets.len() {
             let Some(entry) = run.entries[index].as_mut() else {
@@ -142,7 +165,7 @@ impl Loop {
             let kept = self.wires[index]
                 .as_mut()
                 .expect("a server waited for has a wire");
-            if deadline.has_passed() {
+            if deadline.has_passed() && !entry.finished {
                 // Timed out: the request may still reach the server and be applied.
                 kept.wire.retarget(Sink::Round(index), Sink::Discard);
                 kept.stalled = true;
@@ -213,9 +236,12 @@ impl Loop {
     {
         let entry = run.entries[index].as_mut().expect("an asked server");
         match entry.replay.step(run.op) {
-            Step::Done(result) => {
+            Step::Done(result) if run.counting => {
                 run.replies[index] = Some(reply(result, run.started, run.timeout));
             }
+            // Its result is taken again from the same replies once the caller settles
+            // (behind.rs).
+            Step::Done(_) => entry.finished = true,
             Step::Send(request) => {
                 let kept = self.wires[index].as_mut().expect("a wire was opened");
                 kept.wire.send(
@@ -240,13 +266,13 @@ impl Loop {
             };
             for (sink, answer) in kept.wire.exchange() {
                 if let Sink::Late(id) = sink {
-                    self.deliver(id, Some(answer));
+                    self.deliver(id, Feed::Answer(answer));
                     continue;
                 }
                 if sink != Sink::Round(index) || run.replies[index].is_some() {
                     continue;
                 }
-                let Some(entry) = run.entries[index].as_mut() else {
+                let Some(entry) = run.entries[index].as_mut().filter(|e| !e.finished) else {
                     continue;
                 };
                 let stale = matches!(&answer, Err(failure) if failure.dropped());
@@ -259,6 +285,7 @@ impl Loop {
                     *entry = Entry {
                         replay: Replay::default(),
                         kept: false,
+                        finished: false,
                     };
                     self.wires[index] = None;
                     self.start(index, run);

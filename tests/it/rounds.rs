@@ -1,0 +1,102 @@
+//! The poll loop that runs a round on plain servers (src/lock/nodes/poll.rs): one thread for
+//! every server, the connection's own set-up (AUTH, SELECT) in the same burst as the request,
+//! and Unix sockets beside TCP.
+
+use crate::support::*;
+use std::time::{Duration, Instant};
+
+/// The threads of process `pid` right now (0 once it is gone).
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |tasks| tasks.count())
+}
+
+#[test]
+fn a_round_on_plain_servers_runs_on_one_thread_while_a_server_is_stopped() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let cluster = Cluster::start(3);
+    cluster.servers[2].stop();
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    // The stopped server keeps the round (and, for the release, the whole round) open for the
+    // timeout: a thread per server would be alive all that time.
+    let mut acquire = cluster
+        .redlock()
+        .args(["acquire", "job", "--timeout", &timeout])
+        .deadline(TIMEOUT * 10)
+        .spawn();
+    let pid = acquire.id();
+    let started = Instant::now();
+    let mut most = 0;
+    while acquire.try_wait().is_none() && started.elapsed() < TIMEOUT * 10 {
+        most = most.max(threads_of(pid));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let output = acquire.wait();
+    cluster.servers[2].resume();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(most >= 1, "the process was never seen");
+    assert_eq!(most, 1, "threads of redlock acquire during its round");
+    // The late SET went out in the round, with its script's source (the server never ran
+    // it), and is applied once the server runs again.
+    let token = stdout_of(&output);
+    wait_for(
+        "the resumed server to apply the late SET",
+        TIMEOUT * 5,
+        || cluster.holding(KEY, &token) == 3,
+    );
+}
+
+#[test]
+fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_sockets() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("redis.sock");
+    let socket_arg = socket.display().to_string();
+    let server = Redis::start_with(&[
+        "--requirepass",
+        "s3cret-pw",
+        "--unixsocket",
+        &socket_arg,
+        "--unixsocketperm",
+        "700",
+    ]);
+    let tcp = format!("redis://:s3cret-pw@127.0.0.1:{}/2", server.port);
+    let unix = format!("unix://{socket_arg}?db=3&pass=s3cret-pw");
+    for (url, db) in [(&tcp, 2), (&unix, 3)] {
+        let token = stdout_of(
+            &redlock()
+                .args(["-s", url, "acquire", "job", "--ttl", "1m"])
+                .assert()
+                .code(0),
+        );
+        let mut connection = server.connection();
+        let in_db = |db: i64, connection: &mut redis::Connection| -> Option<String> {
+            redis::cmd("SELECT")
+                .arg(db)
+                .query::<()>(connection)
+                .unwrap();
+            redis::cmd("GET").arg(KEY).query(connection).unwrap()
+        };
+        assert_eq!(in_db(db, &mut connection), Some(token.clone()), "{url}");
+        assert_eq!(in_db(0, &mut connection), None, "{url}: database 0");
+        redlock()
+            .args(["-s", url, "release", "job", "--token", &token])
+            .assert()
+            .code(0);
+        assert_eq!(in_db(db, &mut connection), None, "{url}: released");
+    }
+    let wrong = redlock()
+        .args([
+            "-s",
+            &unix.replace("s3cret-pw", "wrong-pw"),
+            "acquire",
+            "job",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(69));
+    let stderr = stderr_of(&wrong);
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrong-pw"), "{stderr}");
+}
