@@ -1,4 +1,5 @@
-//! Turning termination signals into messages on a channel.
+//! Termination signals, blocked and read from a signalfd: by a watcher thread that turns them
+//! into messages on a channel (a wait), or by `exec`'s supervise loop.
 //!
 //! The signals are blocked in the calling thread before any other thread starts, so every thread
 //! inherits the block and only a signalfd ever receives them: our watcher thread's, while a wait
