@@ -21,5 +21,5 @@ mod queue;
 mod semaphore;
 mod sentinel;
 mod shared;
-mod threads;
+mod supervise;
 mod waits;

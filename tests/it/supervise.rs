@@ -1,9 +1,13 @@
-//! What `redlock exec` costs the machine while its command runs: the threads of the redlock
-//! process, counted in /proc/<pid>/task (redlock is the command's parent). Exec itself adds none
-//! (signals, the command's exit and renewals are all one loop on the main thread), so with one
-//! server, whose rounds the engine runs on the calling thread, redlock is a single thread.
+//! `redlock exec` supervises its command from one loop on its main thread: what that costs the
+//! machine, and what it relies on from the kernel.
+//!
+//! The threads of the redlock process are counted in /proc/<pid>/task (redlock is the command's
+//! parent). Exec itself adds none (signals, the command's exit and renewals all come to that
+//! loop), so with one server, whose rounds the engine runs on the calling thread, redlock is a
+//! single thread.
 
 use crate::support::*;
+use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 const TTL: Duration = Duration::from_millis(1500);
@@ -50,4 +54,27 @@ fn exec_runs_its_command_on_one_thread_through_renewals() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
         assert_eq!(cluster.values(KEY), vec![None]);
     }
+}
+
+#[test]
+fn exec_sees_its_command_exit_when_started_with_sigchld_ignored() {
+    // An ignored SIGCHLD survives exec: the kernel would reap the command itself, and neither
+    // say that it exited nor let redlock learn its status.
+    let cluster = Cluster::start(1);
+    let mut command = std::process::Command::new(redlock_path());
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    unsafe {
+        command.pre_exec(|| match libc::signal(libc::SIGCHLD, libc::SIG_IGN) {
+            libc::SIG_ERR => Err(std::io::Error::last_os_error()),
+            _ => Ok(()),
+        });
+    }
+    let output = Cmd::new(command)
+        .env("REDLOCK_SERVERS", cluster.urls())
+        .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
+        .args(["exec", "job", "--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    assert_eq!(cluster.values(KEY), vec![None]);
 }
