@@ -39,6 +39,11 @@ impl BootInstant {
     pub(crate) fn has_passed(self) -> bool {
         BootInstant::now() >= self
     }
+
+    /// The instant as a reading of `CLOCK_BOOTTIME`, for a timer set on that clock.
+    pub(crate) fn since_boot(self) -> Duration {
+        self.0
+    }
 }
 
 #[cfg(test)]

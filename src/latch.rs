@@ -85,7 +85,8 @@ fn done(config: &Config, reporter: Reporter, args: &LatchDoneArgs) -> anyhow::Re
 fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Result<Outcome> {
     let latch = config.latch(&args.name)?;
     let (notify, wakes) = mpsc::channel();
-    signals::watch(
+    // Watching until the end of this function, so that a signal still wakes the wait.
+    let _watch = signals::watch(
         &signals::TERMINATING,
         notify.clone(),
         LatchWake::Interrupted,

@@ -21,17 +21,20 @@ pub(crate) fn acquire(
     let take = &args.take;
     let (target, _) = config.take(take, None)?;
     let (wake_tx, wakes) = mpsc::channel();
-    if take.wait.is_some() {
-        signals::watch(
+    // Watching until the end of this function, so that a signal still wakes the wait.
+    let _watch = if take.wait.is_some() {
+        let wake = crate::lock::Wake::Interrupted;
+        Some(signals::watch(
             &signals::TERMINATING,
             wake_tx.clone(),
-            crate::lock::Wake::Interrupted,
-        )?;
+            wake,
+        )?)
     } else {
         // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
         // finish the attempt and then act on them, and saves starting a thread.
         signals::block(&signals::TERMINATING)?;
-    }
+        None
+    };
     let mut lock = config.redlock(reporter);
     let held = take_lock(&mut lock, &target, take, None, (&wake_tx, &wakes), reporter)?;
     let key = &held.key;

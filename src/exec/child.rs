@@ -6,10 +6,20 @@
 //! the kernel delivers when its parent dies. Its own children do not, so a small guardian process,
 //! forked from us, waits for our death the same way and then signals the whole group: SIGTERM,
 //! then SIGKILL after the grace period. On a normal exit we kill the guardian first.
+//!
+//! The guardian is forked for every command, however short. Forking it only once the command had
+//! run for a short tick would save a fork for `exec NAME -- true`, but nothing would cover a
+//! SIGKILL of redlock inside that tick: the command's PDEATHSIG reaches the command alone, and a
+//! child it forked in its first microseconds (`sh -c 'job & …'`, a daemon's first fork) would
+//! run on, orphaned, after the lock expires. No other mechanism reaches the group when we die
+//! (the parent-death signal is not inherited across fork, and a subreaper must itself be alive),
+//! so the fork stays. It stays a plain fork, too: a `CLONE_VM` guardian would share our memory
+//! (libc's errno among it) while it runs, and `CLONE_VFORK` would stop us until it exits, which a
+//! guardian never does until we die.
 
 use crate::signals;
 use nix::sys::signal::{kill, killpg, SigSet, Signal};
-use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpgrp, tcgetpgrp, tcsetpgrp, Pid};
 use std::io::{self, IsTerminal};
 use std::os::unix::process::CommandExt;
@@ -77,7 +87,7 @@ impl Supervised {
                     // disposition survives exec; programs that handle it themselves still can).
                     libc::signal(libc::SIGTSTP, libc::SIG_IGN);
                 }
-                // Our signal mask (termination signals blocked for the watcher) survives exec.
+                // Our signal mask (the signals `exec` reads from its signalfd) survives exec.
                 signals::unblock_all()
             });
         }
@@ -119,7 +129,7 @@ impl Supervised {
         }
     }
 
-    /// Reaps the command (it must have exited: see `wait_for_exit`), stops what it left in its
+    /// Reaps the command (it must have exited: see `has_exited`), stops what it left in its
     /// group, gives the terminal back and dismisses the guardian.
     pub(crate) fn finish(mut self) -> io::Result<ExitStatus> {
         // Anything the command left running in its group would run on without the lock.
@@ -141,13 +151,16 @@ impl Supervised {
             let _ = waitpid(guardian, None);
         }
     }
-}
 
-/// Blocks until the process `pid` has exited, without reaping it, so that its pid (and process
-/// group id) stay reserved until `finish`.
-pub(crate) fn wait_for_exit(pid: libc::pid_t) {
-    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
-    while let Err(nix::errno::Errno::EINTR) = waitid(Id::Pid(Pid::from_raw(pid)), flags) {}
+    /// True once the command has exited (or cannot be waited for), without reaping it, so that
+    /// its pid (and process group id) stay reserved until `finish`.
+    pub(crate) fn has_exited(&self) -> bool {
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        !matches!(
+            waitid(Id::Pid(Pid::from_raw(self.pgid)), flags),
+            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR)
+        )
+    }
 }
 
 /// True when stdin is a terminal whose foreground group is ours: then the command should own

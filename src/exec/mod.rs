@@ -3,12 +3,14 @@
 //! command is stopped before the lock's validity runs out; it never runs on unprotected. A
 //! command that outlives `--max-runtime` is stopped the same way.
 //!
-//! One place decides what each event means: the loop in `supervise`. Events come from the
-//! signal watcher, the watchdog and a thread that waits for the command to exit; the deadlines
-//! (`--max-runtime`, then SIGKILL after `--kill-after`) are its timeouts.
+//! All of it runs on the main thread: one loop (supervise.rs) reads signals and the command's
+//! exit from a signalfd and renews when a renewal is due (renew.rs). Only a `--wait` starts a
+//! thread of ours, to wake the wait when a signal comes, and stops it once the lock is granted.
 
 mod child;
+mod events;
 mod renew;
+mod supervise;
 
 use crate::cli::ExecArgs;
 use crate::config::Config;
@@ -20,21 +22,21 @@ use crate::take::take_lock;
 use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
-use renew::{Report, Watchdog};
+use events::Events;
+use renew::Watchdog;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::sync::mpsc;
-
-enum Event {
-    Signal(i32),
-    Watchdog(Report),
-    CommandExited,
-}
+use supervise::{supervise, Ended, Lifecycle, Limits};
 
 pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyhow::Result<Outcome> {
     let take = &args.take;
     let (target, schedule) = config.take(take, Some(args.kill_after))?;
     let schedule = schedule.expect("exec's take has a renewal schedule");
     crate::config::check_hold(&target, args.hold_at_least)?;
+    // Before any thread starts (the engine's), so that every thread inherits the block and the
+    // signals wait, pending, for our signalfd (events.rs).
+    let mask = signals::block(&events::SIGNALS)?;
+    let mut events = Events::new()?;
     let mut lock = config.redlock(reporter);
     if let Some(outer_shared) = enclosing(&mut lock, &target) {
         if outer_shared && !target.is_shared() {
@@ -52,12 +54,25 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
                 take.name
             )));
         }
-        // The command inherits the outer exec's REDLOCK_* variables, its fence included.
+        // The command inherits the outer exec's REDLOCK_* variables, its fence included, and
+        // our signal mask as it was.
+        let _ = mask.thread_set_mask();
         return Err(run_reentered(&args.command));
     }
 
+    // Not inherited by a re-entered command (above): it gets the action we were given.
+    signals::default_sigchld()?;
     let (wake_tx, wakes) = mpsc::channel();
-    signals::watch(&signals::TERMINATING, wake_tx.clone(), Wake::Interrupted)?;
+    // Only a wait needs waking by a signal; one attempt is bounded by --timeout, and a signal
+    // that comes meanwhile stays pending for `take_lock`'s check or the supervise loop.
+    let watch = match take.wait {
+        Some(_) => Some(signals::watch(
+            &signals::TERMINATING,
+            wake_tx.clone(),
+            Wake::Interrupted,
+        )?),
+        None => None,
+    };
     let held = take_lock(
         &mut lock,
         &target,
@@ -66,6 +81,10 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         (&wake_tx, &wakes),
         reporter,
     )?;
+    drop(watch);
+    // Signals the watcher took after `take_lock` looked: the command gets them once it runs, as
+    // it gets those that come later.
+    let early: Vec<libc::c_int> = wakes.try_iter().filter_map(Wake::signal).collect();
     let key = held.key.clone();
     let servers = lock.servers().len();
     let lifecycle = Lifecycle {
@@ -97,35 +116,16 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         }
     };
 
-    let (events, inbox) = mpsc::channel();
-    forward_signals(wakes, events.clone());
     let pid = command.pid();
-    let exited = events.clone();
-    std::thread::spawn(move || {
-        child::wait_for_exit(pid);
-        let _ = exited.send(Event::CommandExited);
-    });
-    // The watchdog has its own connections: a renewal never waits behind anything else.
-    let renewer = config.redlock(reporter);
-    let watchdog = Watchdog::start(
-        renewer,
-        (target.clone(), key.clone()),
-        held.clone(),
-        schedule,
-        events,
-        Event::Watchdog,
-    )?;
-
     let running_since = BootInstant::now();
-    let mut ended = supervise(&command, &inbox, &lifecycle, limits(args, running_since));
-    watchdog.stop();
-    // A renewal that finished while the command was exiting still tells the hold what the
-    // servers' TTL is.
-    for event in inbox.try_iter() {
-        if let Event::Watchdog(Report::Renewed(renewed)) = event {
-            ended.renewed = Some(renewed);
-        }
-    }
+    let mut watchdog = Watchdog::new(&mut lock, (&target, &key), held.clone(), schedule);
+    let ended = supervise(
+        &command,
+        (&mut events, early),
+        &mut watchdog,
+        &lifecycle,
+        limits(args, running_since),
+    );
     let status = command.finish();
     if let Ok(status) = &status {
         reporter.emit(&Log::ChildExited {
@@ -194,139 +194,12 @@ fn run_end(status: &std::process::ExitStatus, timed_out: bool) -> RunEnd {
     }
 }
 
-/// When the command must be stopped (`--max-runtime`), and how long it then gets to stop.
-struct Limits {
-    stop_at: Option<BootInstant>,
-    max_runtime: std::time::Duration,
-    kill_after: std::time::Duration,
-}
-
 fn limits(args: &ExecArgs, running_since: BootInstant) -> Limits {
     Limits {
         stop_at: args.max_runtime.map(|max| running_since.add(max)),
         max_runtime: args.max_runtime.unwrap_or_default(),
         kill_after: args.kill_after,
     }
-}
-
-/// What the lifecycle log says about this lock.
-struct Lifecycle<'a> {
-    name: &'a str,
-    key: &'a str,
-    token: &'a str,
-    servers: usize,
-    reporter: Reporter,
-}
-
-/// How the command's supervision ended.
-#[derive(Default)]
-struct Ended {
-    /// Why the lock was lost, if it was.
-    lost: Option<String>,
-    /// The command outlived `--max-runtime` and was stopped.
-    timed_out: bool,
-    /// The last renewal, if any.
-    renewed: Option<Held>,
-}
-
-/// Waits for the command to exit, forwarding signals and stopping it if the lock is lost or it
-/// outlives `--max-runtime`.
-fn supervise(
-    command: &Supervised,
-    inbox: &mpsc::Receiver<Event>,
-    lock: &Lifecycle<'_>,
-    mut limits: Limits,
-) -> Ended {
-    let mut ended = Ended::default();
-    let mut kill_at: Option<BootInstant> = None;
-    // Stops the command as a lost lock does; SIGKILL follows `grace` later, or sooner if a stop
-    // is already under way.
-    let stop = |kill_at: &mut Option<BootInstant>, grace| {
-        command.signal_group(libc::SIGTERM);
-        // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
-        command.signal_group(libc::SIGCONT);
-        let at = BootInstant::now().add(grace);
-        *kill_at = Some(kill_at.map_or(at, |earlier: BootInstant| earlier.min(at)));
-    };
-    loop {
-        let event = match kill_at.into_iter().chain(limits.stop_at).min() {
-            Some(at) => match inbox.recv_timeout(at.remaining()) {
-                Ok(event) => event,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if kill_at.is_some_and(BootInstant::has_passed) {
-                        command.signal_group(libc::SIGKILL);
-                        kill_at = None;
-                    }
-                    if limits.stop_at.is_some_and(BootInstant::has_passed) {
-                        limits.stop_at = None;
-                        ended.timed_out = true;
-                        lock.reporter.emit(&Log::TimedOut {
-                            name: lock.name,
-                            key: lock.key,
-                            pid: command.pid() as u32,
-                            max_runtime: limits.max_runtime,
-                        });
-                        stop(&mut kill_at, limits.kill_after);
-                    }
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return ended,
-            },
-            None => match inbox.recv() {
-                Ok(event) => event,
-                Err(_) => return ended,
-            },
-        };
-        match event {
-            Event::CommandExited => return ended,
-            Event::Signal(signal) => command.signal_group(signal),
-            Event::Watchdog(Report::Renewed(held)) => {
-                lock.reporter.emit(&Log::Renewed {
-                    name: lock.name,
-                    key: lock.key,
-                    token: lock.token,
-                    ttl: held.ttl,
-                    validity: held.validity,
-                    votes: held.votes,
-                    servers: lock.servers,
-                });
-                ended.renewed = Some(held);
-            }
-            Event::Watchdog(Report::RenewalFailed { reason, remaining }) => {
-                lock.reporter.emit(&Log::RenewalFailed {
-                    name: lock.name,
-                    key: lock.key,
-                    token: lock.token,
-                    reason: &reason,
-                    remaining,
-                });
-            }
-            Event::Watchdog(Report::Lost { reason, grace }) => {
-                if ended.lost.is_none() {
-                    lock.reporter.emit(&Log::Lost {
-                        name: lock.name,
-                        key: lock.key,
-                        token: lock.token,
-                        reason: &format!("{reason}; stopping the command"),
-                    });
-                    stop(&mut kill_at, grace);
-                    ended.lost = Some(reason);
-                }
-            }
-        }
-    }
-}
-
-fn forward_signals(wakes: mpsc::Receiver<Wake>, events: mpsc::Sender<Event>) {
-    std::thread::spawn(move || {
-        for wake in wakes {
-            if let Some(signal) = wake.signal() {
-                if events.send(Event::Signal(signal)).is_err() {
-                    return;
-                }
-            }
-        }
-    });
 }
 
 /// Re-entry: we run inside a command that already holds this lock (`REDLOCK_KEY` and

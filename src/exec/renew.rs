@@ -1,19 +1,23 @@
-//! The watchdog: a thread that keeps the lock alive while the command runs.
+//! The watchdog: what keeps the lock alive while the command runs, as a schedule the supervise
+//! loop asks when to wake (`due_at`) and a round it runs on the main thread when due (`renew`).
 //!
-//! It renews on the `Schedule` over its own persistent connections. A renewal counts only with a
-//! quorum and positive validity; a failed one is retried quickly, but never past the point where
-//! the command could no longer be stopped before the last confirmed validity runs out. Then, or
-//! as soon as a server says the token is gone, it reports the lock lost: the supervisor must stop
-//! the command.
+//! It renews on the `Schedule`, over the same engine (and connections) that took the lock:
+//! nothing else uses them while the command runs. A renewal counts only with a quorum and positive
+//! validity; a failed one is retried quickly, but never past the point where the command could no
+//! longer be stopped before the last confirmed validity runs out. Then, or as soon as a server
+//! says the token is gone, it reports the lock lost: the supervisor must stop the command.
+//!
+//! A round runs inline, so the loop handles nothing else meanwhile: a signal is forwarded, and an
+//! exited command noticed, up to one `--timeout` late. The schedule already reserves that round
+//! before the grace a lost lock leaves the command (`Schedule::reserve`), and once the lock is
+//! lost no round runs again, so the SIGKILL that ends the grace is never held up by one.
 
 use crate::clock::BootInstant;
 use crate::lock::{jitter, Held, LockError, Redlock, Target};
 use crate::schedule::Schedule;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// What the watchdog tells the supervisor.
+/// What a renewal round tells the supervisor.
 pub(crate) enum Report {
     Renewed(Held),
     /// One renewal round failed; it is retried while `remaining` allows.
@@ -29,113 +33,80 @@ pub(crate) enum Report {
     },
 }
 
-pub(crate) struct Watchdog {
-    stop: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Watchdog {
-    /// Starts renewing `held` on `schedule`. Reports go through `report`, wrapped by `wrap`.
-    pub(crate) fn start<E: Send + 'static>(
-        lock: Redlock,
-        (target, key): (Target, String),
-        held: Held,
-        schedule: Schedule,
-        report: Sender<E>,
-        wrap: fn(Report) -> E,
-    ) -> std::io::Result<Watchdog> {
-        let (stop, stopped) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("renewal".into())
-            .spawn(move || {
-                let mut renewal = Renewal {
-                    lock,
-                    target,
-                    key,
-                    held,
-                    schedule,
-                    stopped,
-                    report: Box::new(move |outcome| report.send(wrap(outcome)).is_ok()),
-                };
-                while let Some(outcome) = renewal.next() {
-                    let lost = matches!(outcome, Report::Lost { .. });
-                    if renewal.report(outcome).is_none() || lost {
-                        return;
-                    }
-                }
-            })?;
-        Ok(Watchdog {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-
-    /// Stops renewing and waits for the thread (at most one renewal round, bounded by the
-    /// per-server timeout).
-    pub(crate) fn stop(mut self) {
-        self.stop.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-struct Renewal {
-    lock: Redlock,
-    target: Target,
-    key: String,
+pub(crate) struct Watchdog<'a> {
+    lock: &'a mut Redlock,
+    target: &'a Target,
+    key: &'a str,
+    /// The last confirmed (re)acquisition.
     held: Held,
     schedule: Schedule,
-    stopped: Receiver<()>,
-    /// Hands a report to the supervisor; false once it is gone.
-    report: Box<dyn Fn(Report) -> bool + Send>,
+    /// When to try next; `None` once the lock is lost.
+    next: Option<BootInstant>,
+    /// Why the last round failed, while retrying.
+    failing: Option<String>,
 }
 
-impl Renewal {
-    fn report(&self, outcome: Report) -> Option<()> {
-        (self.report)(outcome).then_some(())
+impl<'a> Watchdog<'a> {
+    /// Renews `held` (a grant of `key` in `target`) with `lock` on `schedule`.
+    pub(crate) fn new(
+        lock: &'a mut Redlock,
+        (target, key): (&'a Target, &'a str),
+        held: Held,
+        schedule: Schedule,
+    ) -> Watchdog<'a> {
+        let next = Some(held.since.add(schedule.interval()));
+        Watchdog {
+            lock,
+            target,
+            key,
+            held,
+            schedule,
+            next,
+            failing: None,
+        }
     }
 
-    /// Waits for the next renewal and performs it. `None` once asked to stop.
-    fn next(&mut self) -> Option<Report> {
-        let due = self.held.since.add(self.schedule.interval());
-        self.sleep_until(due)?;
+    /// When `renew` is due next; `None` once the lock is lost.
+    pub(crate) fn due_at(&self) -> Option<BootInstant> {
+        self.next
+    }
+
+    /// Runs the renewal round that is due (one round, bounded by the per-server timeout), or
+    /// gives the lock up when no round may start any more.
+    pub(crate) fn renew(&mut self) -> Report {
         if self.give_up_at().has_passed() {
-            // We slept through the whole window without trying: this process was stopped
-            // (SIGSTOP, a debugger) or the machine suspended, past the lock's validity.
-            return Some(self.lost(
-                "redlock was paused past the lock's validity (stopped or suspended); no renewal could be tried in time",
-            ));
+            return match self.failing.take() {
+                Some(err) => self.lost(&format!("renewal failed: {err}")),
+                // We slept through the whole window without trying: this process was stopped
+                // (SIGSTOP, a debugger) or the machine suspended, past the lock's validity.
+                None => self.lost(
+                    "redlock was paused past the lock's validity (stopped or suspended); no renewal could be tried in time",
+                ),
+            };
         }
-        loop {
-            if self.give_up_at().has_passed() {
-                return Some(self.lost("renewal could not reach a quorum of servers in time"));
+        let token = &self.held.token;
+        match self
+            .lock
+            .extend(self.target, self.key, token, self.schedule.ttl)
+        {
+            Ok(held) => {
+                self.next = Some(held.since.add(self.schedule.interval()));
+                self.failing = None;
+                self.held = held.clone();
+                Report::Renewed(held)
             }
-            match self
-                .lock
-                .extend(&self.target, &self.key, &self.held.token, self.schedule.ttl)
-            {
-                Ok(held) => {
-                    self.held = held.clone();
-                    return Some(Report::Renewed(held));
-                }
-                Err(LockError::NotHeld { .. } | LockError::OtherMode { .. }) => {
-                    return Some(self.lost(
-                        "the key was deleted or taken over by another token on a quorum of servers",
-                    ));
-                }
-                Err(err) => {
-                    self.report(Report::RenewalFailed {
-                        reason: err.to_string(),
-                        remaining: self.held.deadline().remaining(),
-                    })?;
-                    let next_try = BootInstant::now()
-                        .add(jitter(self.schedule.retry_pause()))
-                        .min(self.give_up_at());
-                    self.sleep_until(next_try)?;
-                    if self.give_up_at().has_passed() {
-                        return Some(self.lost(&format!("renewal failed: {err}")));
-                    }
+            Err(LockError::NotHeld { .. } | LockError::OtherMode { .. }) => self
+                .lost("the key was deleted or taken over by another token on a quorum of servers"),
+            Err(err) => {
+                let retry = BootInstant::now().add(jitter(self.schedule.retry_pause()));
+                // The retry is never later than the last moment to start one: then, if it is
+                // still failing, the lock is given up with the command's whole grace left.
+                self.next = Some(retry.min(self.give_up_at()));
+                let reason = err.to_string();
+                self.failing = Some(reason.clone());
+                Report::RenewalFailed {
+                    reason,
+                    remaining: self.held.deadline().remaining(),
                 }
             }
         }
@@ -149,18 +120,11 @@ impl Renewal {
             .add(self.schedule.give_up_after(self.held.validity))
     }
 
-    fn lost(&self, reason: &str) -> Report {
+    fn lost(&mut self, reason: &str) -> Report {
+        self.next = None;
         Report::Lost {
             reason: reason.to_string(),
             grace: self.schedule.grace().min(self.held.deadline().remaining()),
-        }
-    }
-
-    /// Sleeps until `at`; `None` when told to stop (or the supervisor is gone).
-    fn sleep_until(&self, at: BootInstant) -> Option<()> {
-        match self.stopped.recv_timeout(at.remaining()) {
-            Err(RecvTimeoutError::Timeout) => Some(()),
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => None,
         }
     }
 }

@@ -22,4 +22,5 @@ mod rounds;
 mod semaphore;
 mod sentinel;
 mod shared;
+mod supervise;
 mod waits;

@@ -1,0 +1,132 @@
+//! The one place that decides what each event means while the command runs: a loop on the main
+//! thread. It forwards the signals we get to the command's group, renews the lock when a renewal
+//! is due, stops the command when the lock is lost or it outlives `--max-runtime` (SIGKILL after
+//! `--kill-after`), and ends when the command exits. Everything it waits for comes through one
+//! poll (events.rs), so exec needs no thread of its own.
+
+use super::child::Supervised;
+use super::events::Events;
+use super::renew::{Report, Watchdog};
+use crate::clock::BootInstant;
+use crate::lock::Held;
+use crate::report::{Event as Log, Reporter};
+use std::time::Duration;
+
+/// When the command must be stopped (`--max-runtime`), and how long it then gets to stop.
+pub(super) struct Limits {
+    pub(super) stop_at: Option<BootInstant>,
+    pub(super) max_runtime: Duration,
+    pub(super) kill_after: Duration,
+}
+
+/// What the lifecycle log says about this lock.
+pub(super) struct Lifecycle<'a> {
+    pub(super) name: &'a str,
+    pub(super) key: &'a str,
+    pub(super) token: &'a str,
+    pub(super) servers: usize,
+    pub(super) reporter: Reporter,
+}
+
+/// How the command's supervision ended.
+#[derive(Default)]
+pub(super) struct Ended {
+    /// Why the lock was lost, if it was.
+    pub(super) lost: Option<String>,
+    /// The command outlived `--max-runtime` and was stopped.
+    pub(super) timed_out: bool,
+    /// The last renewal, if any.
+    pub(super) renewed: Option<Held>,
+}
+
+/// Waits for the command to exit, forwarding signals (`early`: those that came before it ran),
+/// renewing the lock, and stopping the command if the lock is lost or it outlives
+/// `--max-runtime`.
+pub(super) fn supervise(
+    command: &Supervised,
+    (events, early): (&mut Events, Vec<libc::c_int>),
+    watchdog: &mut Watchdog<'_>,
+    lock: &Lifecycle<'_>,
+    mut limits: Limits,
+) -> Ended {
+    let mut ended = Ended::default();
+    let mut kill_at: Option<BootInstant> = None;
+    // Stops the command as a lost lock does; SIGKILL follows `grace` later, or sooner if a stop
+    // is already under way.
+    let stop = |kill_at: &mut Option<BootInstant>, grace| {
+        command.signal_group(libc::SIGTERM);
+        // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
+        command.signal_group(libc::SIGCONT);
+        let at = BootInstant::now().add(grace);
+        *kill_at = Some(kill_at.map_or(at, |earlier: BootInstant| earlier.min(at)));
+    };
+    for signal in early {
+        command.signal_group(signal);
+    }
+    loop {
+        // Asked first, after every wake-up: an exit that came with a deadline ends the run as
+        // an exit, whatever else was due.
+        if command.has_exited() {
+            return ended;
+        }
+        if kill_at.is_some_and(BootInstant::has_passed) {
+            command.signal_group(libc::SIGKILL);
+            kill_at = None;
+        }
+        if limits.stop_at.is_some_and(BootInstant::has_passed) {
+            limits.stop_at = None;
+            ended.timed_out = true;
+            lock.reporter.emit(&Log::TimedOut {
+                name: lock.name,
+                key: lock.key,
+                pid: command.pid() as u32,
+                max_runtime: limits.max_runtime,
+            });
+            stop(&mut kill_at, limits.kill_after);
+        }
+        if watchdog.due_at().is_some_and(BootInstant::has_passed) {
+            match watchdog.renew() {
+                Report::Renewed(held) => {
+                    lock.reporter.emit(&Log::Renewed {
+                        name: lock.name,
+                        key: lock.key,
+                        token: lock.token,
+                        ttl: held.ttl,
+                        validity: held.validity,
+                        votes: held.votes,
+                        servers: lock.servers,
+                    });
+                    ended.renewed = Some(held);
+                }
+                Report::RenewalFailed { reason, remaining } => {
+                    lock.reporter.emit(&Log::RenewalFailed {
+                        name: lock.name,
+                        key: lock.key,
+                        token: lock.token,
+                        reason: &reason,
+                        remaining,
+                    });
+                }
+                Report::Lost { reason, grace } => {
+                    lock.reporter.emit(&Log::Lost {
+                        name: lock.name,
+                        key: lock.key,
+                        token: lock.token,
+                        reason: &format!("{reason}; stopping the command"),
+                    });
+                    stop(&mut kill_at, grace);
+                    ended.lost = Some(reason);
+                }
+            }
+            // The round took time: look at the command and the clock again before waiting.
+            continue;
+        }
+        let next = [kill_at, limits.stop_at, watchdog.due_at()]
+            .into_iter()
+            .flatten()
+            .min();
+        for signal in events.wait(next) {
+            command.signal_group(signal);
+        }
+    }
+}
