@@ -6,50 +6,11 @@
 //! whenever the loop runs: the next round, `settle` itself for replies already in, and before
 //! we go (`finish`), which waits for them, each until its deadline at most.
 
-use super::poll::Loop;
+use super::poll::{Feed, Loop, Next, Task, Unfinished};
 use super::{Cleanup, Op};
 use crate::clock::BootInstant;
-use crate::server::{Answer, Replay, Request, Session, Sink, Step, Wire};
+use crate::server::{Replay, Session, Sink, Step, Wire};
 use std::time::Duration;
-
-/// A server's request a round stopped waiting for.
-pub(crate) struct Unfinished {
-    pub(super) id: u64,
-    pub(super) index: usize,
-    pub(super) replay: Replay,
-    /// The round's deadline: no answer by then is a time-out.
-    pub(super) by: BootInstant,
-}
-
-/// What a task asks the loop to do next.
-enum Next {
-    /// Send this, and give the task its answer.
-    Ask(Request),
-    /// Send this and forget it: the clean-up.
-    Tell(Request),
-    /// Its request is on the wire: wait for the answer.
-    Wait,
-    Done,
-}
-
-/// What a task is given.
-pub(super) enum Feed {
-    /// The answer to its request.
-    Answer(Answer),
-    /// Nothing new: whether what it has finishes it.
-    Check,
-    /// Its deadline passed without an answer.
-    Expired,
-}
-
-pub(super) struct Task {
-    id: u64,
-    index: usize,
-    by: BootInstant,
-    /// The per-server timeout, for the clean-up's reply.
-    patience: Duration,
-    next: Box<dyn FnMut(Feed) -> Next + Send>,
-}
 
 impl Loop {
     /// Takes charge of `late`: their closure `op` goes on, then `cleanup` (if any) goes out

@@ -18,9 +18,8 @@ use crate::clock::BootInstant;
 // cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
 use crate::server::{Server, Session};
 use ask::ask;
-use behind::Unfinished;
 use late::Late;
-use poll::Loop;
+use poll::{Loop, Unfinished};
 use redis::RedisResult;
 use std::sync::Arc;
 use std::thread::JoinHandle;

@@ -14,10 +14,9 @@
 //!   is answered, or for one `timeout` at most: closing a socket with unread replies resets
 //!   the connection, and the server may not have read the clean-up yet.
 
-use super::behind::{Feed, Task, Unfinished};
 use super::Reply;
 use crate::clock::BootInstant;
-use crate::server::{Failure, Plain, Replay, Server, Session, Sink, Step, Wire};
+use crate::server::{Answer, Failure, Plain, Replay, Request, Server, Session, Sink, Step, Wire};
 use redis::RedisResult;
 use rustix::event::PollFd;
 use std::time::Duration;
@@ -60,6 +59,46 @@ struct Run<'a, T, F: ?Sized> {
     timeout: Duration,
     /// False once the round is decided: later results are not counted.
     counting: bool,
+}
+
+/// A server's request a round stopped waiting for.
+pub(crate) struct Unfinished {
+    pub(super) id: u64,
+    pub(super) index: usize,
+    pub(super) replay: Replay,
+    /// The round's deadline: no answer by then is a time-out.
+    pub(super) by: BootInstant,
+}
+
+/// What a task asks the loop to do next.
+pub(super) enum Next {
+    /// Send this, and give the task its answer.
+    Ask(Request),
+    /// Send this and forget it: the clean-up.
+    Tell(Request),
+    /// Its request is on the wire: wait for the answer.
+    Wait,
+    Done,
+}
+
+/// What a task is given.
+pub(super) enum Feed {
+    /// The answer to its request.
+    Answer(Answer),
+    /// Nothing new: whether what it has finishes it.
+    Check,
+    /// Its deadline passed without an answer.
+    Expired,
+}
+
+/// A late request in the loop's charge (behind.rs).
+pub(super) struct Task {
+    pub(super) id: u64,
+    pub(super) index: usize,
+    pub(super) by: BootInstant,
+    /// The per-server timeout, for the clean-up's reply.
+    pub(super) patience: Duration,
+    pub(super) next: Box<dyn FnMut(Feed) -> Next + Send>,
 }
 
 impl Loop {
