@@ -10,7 +10,7 @@ use crate::cli::Cli;
 use crate::exit::Outcome;
 use crate::human;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::FromArgMatches;
+use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -62,9 +62,18 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
     if let Some(message) = shared_lock(&typed) {
         return Err(usage_error(&message));
     }
-    let parsed = crate::help::command(crate::help::width())
-        .try_get_matches_from(&args)
-        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let width = crate::help::width();
+    // The pages' text after the options is laid out only when a help page is shown: every
+    // other run would pay for wrapping it (a tenth of a millisecond) for nothing.
+    let parse = |command: clap::Command| {
+        command
+            .try_get_matches_from(&args)
+            .and_then(|matches| Cli::from_arg_matches(&matches))
+    };
+    let parsed = match parse(Cli::command().term_width(width)) {
+        Err(err) if shows_help(err.kind()) => parse(crate::help::command(width)),
+        parsed => parsed,
+    };
     match parsed {
         Ok(cli) => Ok(cli),
         Err(err) if !err.use_stderr() => {
@@ -79,6 +88,14 @@ pub(crate) fn parse() -> Result<Cli, ExitCode> {
         }
         Err(err) => Err(usage_error(&message(&err, &typed))),
     }
+}
+
+/// Whether clap's answer is a help page (which carries the pages' text).
+fn shows_help(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    )
 }
 
 fn usage_error(message: &str) -> ExitCode {
