@@ -3,6 +3,60 @@
 //! every password with `***` before a URL is shown anywhere.
 
 /// Accepts `unix:///path` and a bare `/path/to/redis.sock` as Unix socket forms.
+/// A URL that names several hosts (`redis+sentinel://`, `redis+cluster://`), taken apart up to
+/// its hosts and path: the form both kinds share, checked once.
+pub(crate) struct HostList<'a> {
+    /// `rediss+…`: TLS to every host.
+    pub(crate) secure: bool,
+    /// The user and password before the last '@', as written.
+    pub(crate) userinfo: Option<&'a str>,
+    /// The hosts, then '/' and the path, if any.
+    pub(crate) rest: &'a str,
+    /// `#insecure` on a TLS URL, or `--tls-insecure`.
+    pub(crate) insecure: bool,
+}
+
+impl<'a> HostList<'a> {
+    /// `url` taken apart; `secure_scheme` is the kind's TLS scheme, `bad` words an error.
+    pub(crate) fn split(
+        url: &'a str,
+        secure_scheme: &str,
+        tls_insecure: bool,
+        bad: &dyn Fn(&str) -> String,
+    ) -> Result<HostList<'a>, String> {
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme"))?;
+        let secure = scheme == secure_scheme;
+        // As in `redact`: everything up to the last '@' is the user and password.
+        let (userinfo, rest) = match rest.rsplit_once('@') {
+            Some((userinfo, rest)) => (Some(userinfo), rest),
+            None => (None, rest),
+        };
+        if userinfo.is_some_and(|u| u.contains(['/', '?', '#'])) {
+            return Err(bad(
+                "write '/', '?' and '#' in a user or password as %2F, %3F and %23",
+            ));
+        }
+        let (rest, fragment) = match rest.split_once('#') {
+            Some((rest, fragment)) => (rest, Some(fragment)),
+            None => (rest, None),
+        };
+        let insecure = match fragment {
+            None => tls_insecure,
+            Some("insecure") if secure => true,
+            Some(_) => return Err(bad("'#' must be written as %23")),
+        };
+        if rest.contains('?') {
+            return Err(bad("query parameters are not supported here"));
+        }
+        Ok(HostList {
+            secure,
+            userinfo,
+            rest,
+            insecure,
+        })
+    }
+}
+
 pub(crate) fn normalize(url: &str) -> String {
     if url.starts_with('/') {
         format!("unix://{url}")

@@ -11,6 +11,7 @@
 mod slots;
 
 use super::client::{client, time_left, with_credentials, Tls};
+use super::url::HostList;
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
@@ -61,30 +62,12 @@ pub(crate) fn parse(
     tls: &Tls,
 ) -> Result<Cluster, String> {
     let bad = |why: &str| format!("invalid server URL '{display}': {why}; {EXPECTED}");
-    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme"))?;
-    let secure = scheme == "rediss+cluster";
-    // As in `redact`: everything up to the last '@' is the user and password.
-    let (userinfo, rest) = match rest.rsplit_once('@') {
-        Some((userinfo, rest)) => (Some(userinfo), rest),
-        None => (None, rest),
-    };
-    if userinfo.is_some_and(|u| u.contains(['/', '?', '#'])) {
-        return Err(bad(
-            "write '/', '?' and '#' in a user or password as %2F, %3F and %23",
-        ));
-    }
-    let (rest, fragment) = match rest.split_once('#') {
-        Some((rest, fragment)) => (rest, Some(fragment)),
-        None => (rest, None),
-    };
-    let insecure = match fragment {
-        None => tls.insecure,
-        Some("insecure") if secure => true,
-        Some(_) => return Err(bad("'#' must be written as %23")),
-    };
-    if rest.contains('?') {
-        return Err(bad("query parameters are not supported here"));
-    }
+    let HostList {
+        secure,
+        userinfo,
+        rest,
+        insecure,
+    } = HostList::split(url, "rediss+cluster", tls.insecure, &bad)?;
     let hosts = match rest.split_once('/') {
         // A cluster has database 0 only.
         Some((hosts, "" | "0")) => hosts,
