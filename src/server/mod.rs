@@ -6,11 +6,12 @@
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
 //! and the connection a round uses, whichever the kind, in `session`. A plain server's
 //! connection can also be a `wire` that never blocks, for the one-thread rounds: where one reply
-//! ends is `resp`'s, replaying a round's closure over its replies `replay`'s, and sending a
-//! script's source on its first use on a connection `scripts`'.
+//! ends is `resp`'s, replaying a round's closure over its replies `replay`'s (a failure kept as
+//! data, `failure`), and sending a script's source on its first use on a connection `scripts`'.
 
 mod client;
 mod cluster;
+mod failure;
 mod replay;
 mod resp;
 pub(crate) mod scripts;

@@ -12,6 +12,7 @@
 //! The connection's own set-up (AUTH, SELECT) is written in the same burst as the first request
 //! rather than a round trip ahead of it: the server runs them first because they come first.
 
+pub(crate) use super::failure::{Answer, Failure};
 use super::resp::frame_length;
 use redis::{ConnectionAddr, RedisConnectionInfo, Value};
 use rustix::event::PollFlags;
@@ -53,55 +54,6 @@ impl Plain {
         })
     }
 }
-
-/// Why a connection failed: enough to rebuild the error a request would have met.
-#[derive(Clone, Debug)]
-pub(crate) struct Failure {
-    kind: io::ErrorKind,
-    message: String,
-}
-
-impl Failure {
-    pub(crate) fn new(kind: io::ErrorKind, message: impl Into<String>) -> Failure {
-        Failure {
-            kind,
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn timed_out() -> Failure {
-        Failure::new(io::ErrorKind::TimedOut, "timed out")
-    }
-
-    fn of(err: &io::Error) -> Failure {
-        let message = match err.kind() {
-            io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
-            io::ErrorKind::UnexpectedEof => "the server closed the connection".to_string(),
-            _ => err.to_string(),
-        };
-        Failure::new(err.kind(), message)
-    }
-
-    /// The connection was closed under us, as opposed to a server that is slow or refuses.
-    pub(crate) fn dropped(&self) -> bool {
-        matches!(
-            self.kind,
-            io::ErrorKind::BrokenPipe
-                | io::ErrorKind::ConnectionReset
-                | io::ErrorKind::ConnectionAborted
-                | io::ErrorKind::UnexpectedEof
-                | io::ErrorKind::NotConnected
-        )
-    }
-
-    pub(crate) fn error(&self) -> redis::RedisError {
-        io::Error::new(self.kind, self.message.clone()).into()
-    }
-}
-
-/// What became of one request: its replies (all of them, the skipped ones left out), or the
-/// connection's failure before they all came.
-pub(crate) type Answer = Result<Vec<Value>, Failure>;
 
 /// Who gets a request's replies.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
