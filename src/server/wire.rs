@@ -67,6 +67,8 @@ pub(crate) enum Sink {
     Late(u64),
     /// Nobody: a clean-up's reply, or a late one nobody waits for.
     Discard,
+    /// Not a reply: a message published on a channel the connection subscribed to.
+    Pushed,
 }
 
 struct Owed {
@@ -92,6 +94,8 @@ pub(crate) struct Wire {
     failed: Option<Failure>,
     /// The hashes of the scripts this connection has sent the source of.
     scripts: Vec<String>,
+    /// It has subscribed to a channel: what comes when no reply is owed is a message.
+    subscriber: bool,
 }
 
 impl Wire {
@@ -125,6 +129,7 @@ impl Wire {
             owed: VecDeque::new(),
             failed: None,
             scripts: Vec::new(),
+            subscriber: false,
         };
         let settings = &plain.settings;
         if let Some(password) = settings.password() {
@@ -159,6 +164,14 @@ impl Wire {
     /// Whether replies are still owed on this connection.
     pub(crate) fn owes(&self) -> bool {
         !self.owed.is_empty()
+    }
+
+    /// Subscribes to `channel`: its confirmation is the reply owed to `to`, and every message
+    /// after it comes as `Sink::Pushed`.
+    pub(crate) fn subscribe(&mut self, channel: &str, to: Sink) {
+        let subscribe = redis::cmd("SUBSCRIBE").arg(channel).get_packed_command();
+        self.send(&subscribe, 0, 1, to);
+        self.subscriber = true;
     }
 
     /// Hands the replies owed to `from` to `to` instead.
@@ -295,6 +308,10 @@ impl Wire {
             let value = redis::parse_redis_value(frame)
                 .map_err(|e| Failure::new(io::ErrorKind::InvalidData, format!("bad reply: {e}")))?;
             let Some(owed) = self.owed.front_mut() else {
+                if self.subscriber {
+                    answered.push((Sink::Pushed, Ok(vec![value])));
+                    continue;
+                }
                 return Err(Failure::new(
                     io::ErrorKind::InvalidData,
                     "a reply nobody asked for",

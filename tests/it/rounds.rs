@@ -100,3 +100,51 @@ fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_s
     );
     assert!(!stderr.contains("wrong-pw"), "{stderr}");
 }
+
+#[test]
+fn a_waiter_listens_to_its_plain_servers_from_one_thread() {
+    const WAIT: Duration = Duration::from_secs(60);
+    // The waiter's own schedule asks again after half the retry delay at the soonest.
+    const RETRY: Duration = Duration::from_secs(30);
+    let cluster = Cluster::start(3);
+    let holder = cluster.acquire_token("job", &["--ttl", "2m"]);
+    // A long retry delay: the waiter gets the lock on the release's wake-up, which only its
+    // subscriptions hear.
+    let waiter = cluster
+        .redlock()
+        .args(["acquire", "job", "--wait", "60s", "--retry-delay", "30s"])
+        .deadline(WAIT * 2)
+        .spawn();
+    let pid = waiter.id();
+    // Subscribed on every server: each counts one subscriber to the waiter's channel.
+    wait_for("the waiter to subscribe on every server", WAIT, || {
+        cluster.servers.iter().all(|server| {
+            let channels: Vec<String> = redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .query(&mut server.connection())
+                .unwrap_or_default();
+            !channels.is_empty()
+        })
+    });
+    // The main thread, the one that watches for signals, and one for all three subscriptions
+    // (a thread per server would make five).
+    assert_eq!(
+        threads_of(pid),
+        3,
+        "threads of a waiting acquire on 3 servers"
+    );
+    let started = Instant::now();
+    cluster
+        .redlock()
+        .args(["release", "job", "--token", &holder])
+        .assert()
+        .code(0);
+    let output = waiter.finish(WAIT);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(
+        started.elapsed() < RETRY / 2,
+        "woken by its own schedule, not by the release: {:?}",
+        started.elapsed()
+    );
+    assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
+}

@@ -1,5 +1,5 @@
 //! Step 2 of the queue protocol (see `super`): a waiter's listeners, one subscriber connection
-//! per server, each on its own thread, turning every `go` on the waiter's own wake-up channel (a
+//! per server, on one thread for the plain servers (polled.rs) and a thread each for the others, turning every `go` on the waiter's own wake-up channel (a
 //! release handing the lock to it) into a `Wake::Released`, and stopping at once on `done` (the
 //! waiter won or gave up and left the queue). A latch's waiters listen the same way to what
 //! count-downs publish (`start_with`, which hands on each message and the server it came from).
@@ -8,7 +8,8 @@
 //! connection, is gone. So a notification only ever makes a waiter try *sooner*; the wait loop
 //! still retries on its own schedule, and mutual exclusion never depends on a message.
 
-use crate::server::Server;
+use super::polled;
+use crate::server::{Plain, Server};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// How often an idle subscriber thread checks whether it is still wanted, when no `done` came
 /// (its server was unreachable when the waiter left).
-const IDLE_CHECK: Duration = Duration::from_millis(250);
+pub(super) const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// Live subscriptions; dropping this stops them (each thread exits within `IDLE_CHECK`).
 pub(crate) struct Subscriptions {
@@ -55,7 +56,34 @@ impl Subscriptions {
     {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = mpsc::channel();
+        // Plain servers share one thread and one poll (polled.rs); the others, a thread each.
+        let plain: Vec<(usize, Plain)> = servers
+            .iter()
+            .enumerate()
+            .filter_map(|(index, server)| Some((index, server.plain()?)))
+            .collect();
+        if !plain.is_empty() {
+            let (channel, notify, message) = (channel.to_string(), notify.clone(), message.clone());
+            let (stop, ready_tx) = (Arc::clone(&stop), ready_tx.clone());
+            // No thread, no notifications from these servers: the retry schedule still runs.
+            let _ = std::thread::Builder::new()
+                .name("subscriber".into())
+                .spawn(move || {
+                    let forward = |index: usize, payload: &[u8]| message(index, payload);
+                    polled::listen(
+                        plain,
+                        &channel,
+                        timeout,
+                        (&notify, forward),
+                        &stop,
+                        ready_tx,
+                    )
+                });
+        }
         for (index, server) in servers.iter().enumerate() {
+            if server.plain().is_some() {
+                continue;
+            }
             let server = server.clone();
             let channel = channel.to_string();
             let notify = notify.clone();

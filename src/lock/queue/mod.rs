@@ -40,6 +40,7 @@
 //! expires.
 
 mod listen;
+mod polled;
 
 pub(crate) use listen::Subscriptions;
 

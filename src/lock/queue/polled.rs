@@ -1,0 +1,114 @@
+//! A waiter's subscriptions to its plain servers (TCP or a Unix socket) on one thread: one wire
+//! per server (server/wire.rs), subscribed at once, and one poll(2) over all of them, instead of
+//! a thread and a blocking connection per server (listen.rs, which serves the other kinds). What
+//! each server's subscription does is listen.rs's, unchanged: report once subscribed, forward
+//! each message, stop at `done` (the waiter won or gave up) or when the waiter drops its
+//! `Subscriptions`.
+
+use super::listen::IDLE_CHECK;
+use crate::clock::BootInstant;
+use crate::server::{Plain, Sink, Wire};
+use redis::Value;
+use rustix::event::PollFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+/// Subscribes to `channel` on every server of `plain` (its index in the waiter's servers, and
+/// how to reach it), reports on `ready` once each has confirmed or failed, or after `timeout`,
+/// then sends `forward(server, payload)` on `notify` for each message until `stop`.
+pub(super) fn listen<W>(
+    plain: Vec<(usize, Plain)>,
+    channel: &str,
+    timeout: Duration,
+    (notify, forward): (&Sender<W>, impl Fn(usize, &[u8]) -> Option<W>),
+    stop: &AtomicBool,
+    ready: Sender<()>,
+) {
+    let deadline = BootInstant::now().add(timeout);
+    // (server index, wire, subscribed)
+    let mut wires: Vec<(usize, Wire, bool)> = plain
+        .into_iter()
+        .filter_map(|(index, plain)| {
+            let mut wire = Wire::open(&plain).ok()?;
+            wire.subscribe(channel, Sink::Round(index));
+            Some((index, wire, false))
+        })
+        .collect();
+    // Until each has confirmed (or failed), or the deadline: from then on a release published
+    // reaches us from every confirmed server. A message that comes meanwhile waits in `wakes`.
+    let mut wakes = Vec::new();
+    while wires.iter().any(|(_, _, subscribed)| !subscribed) && !deadline.has_passed() {
+        wait(&wires, deadline.remaining());
+        wires.retain_mut(|(index, wire, subscribed)| {
+            take(*index, wire, subscribed, &forward, &mut wakes)
+        });
+    }
+    // Those not subscribed by the deadline give no notifications.
+    wires.retain(|(_, _, subscribed)| *subscribed);
+    let _ = ready.send(());
+    drop(ready);
+    loop {
+        for wake in wakes.drain(..) {
+            if stop.load(Ordering::Relaxed) || notify.send(wake).is_err() {
+                return;
+            }
+        }
+        if wires.is_empty() || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        wait(&wires, IDLE_CHECK);
+        wires.retain_mut(|(index, wire, subscribed)| {
+            take(*index, wire, subscribed, &forward, &mut wakes)
+        });
+    }
+}
+
+/// Moves what came on `wire`: its confirmation, and each message's wake-up into `wakes`.
+/// False once the server has nothing more for us: `done` (the waiter left the queue), or the
+/// connection failed.
+fn take<W>(
+    index: usize,
+    wire: &mut Wire,
+    subscribed: &mut bool,
+    forward: &impl Fn(usize, &[u8]) -> Option<W>,
+    wakes: &mut Vec<W>,
+) -> bool {
+    for (sink, answer) in wire.exchange() {
+        let Ok(values) = answer else { return false };
+        match (sink, payload(values)) {
+            (Sink::Round(_), _) => *subscribed = true,
+            (Sink::Pushed, Some(payload)) if payload == b"done" => return false,
+            (Sink::Pushed, Some(payload)) => wakes.extend(forward(index, &payload)),
+            _ => {}
+        }
+    }
+    wire.failure().is_none()
+}
+
+/// The payload of a `message` push (`["message", channel, payload]`).
+fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
+    let Value::Array(mut parts) = values.pop()? else {
+        return None;
+    };
+    let is_message = matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message");
+    match (is_message, parts.pop()) {
+        (true, Some(Value::BulkString(payload))) => Some(payload),
+        _ => None,
+    }
+}
+
+fn wait(wires: &[(usize, Wire, bool)], at_most: Duration) {
+    let mut fds: Vec<PollFd<'_>> = wires
+        .iter()
+        .map(|(_, wire, _)| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
+        .collect();
+    if fds.is_empty() {
+        return;
+    }
+    let timeout = rustix::event::Timespec {
+        tv_sec: at_most.as_secs() as i64,
+        tv_nsec: i64::from(at_most.subsec_nanos()),
+    };
+    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+}
