@@ -30,7 +30,7 @@ const FLOCK: &[(&[&str], &str)] = &[
     ),
     (
         &["-x", "-e", "--exclusive"],
-        "a redlock lock is always exclusive, so leave it out",
+        "a redlock lock is exclusive unless --shared is given, so leave it out",
     ),
     (&["-s", "--shared"], SHARED),
     (
@@ -229,8 +229,8 @@ mod tests {
             ("-n job true", "redlock tries once unless --wait is given"),
             ("exec --nonblock job -- true", "tries once unless --wait"),
             ("exec job -c make", "exec NAME -- sh -c CMD"),
-            ("exec -x job -- true", "always exclusive"),
-            ("exec -e job -- true", "always exclusive"),
+            ("exec -x job -- true", "exclusive unless --shared"),
+            ("exec -e job -- true", "exclusive unless --shared"),
             ("-w 10 exec job -- true", "redlock exec NAME --wait 10s"),
             ("exec job --unlock", "redlock release NAME --token"),
         ];

@@ -27,8 +27,14 @@ const FLOCK_HABITS: &[(&[&str], &str)] = &[
         &["exec", "job", "-c", "make deploy"],
         "exec NAME -- sh -c CMD",
     ),
-    (&["exec", "-x", "job", "--", "true"], "always exclusive"),
-    (&["exec", "-e", "job", "--", "true"], "always exclusive"),
+    (
+        &["exec", "-x", "job", "--", "true"],
+        "exclusive unless --shared",
+    ),
+    (
+        &["exec", "-e", "job", "--", "true"],
+        "exclusive unless --shared",
+    ),
     (
         &["-s", "job", "exec", "x", "--", "true"],
         "'-s' is --server URL in redlock, not flock's shared lock",
