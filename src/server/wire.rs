@@ -15,12 +15,13 @@
 pub(crate) use super::failure::{Answer, Failure};
 use super::resp::frame_length;
 use redis::{ConnectionAddr, RedisConnectionInfo, Value};
-use rustix::event::PollFlags;
+use rustix::event::{PollFd, PollFlags};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 /// Where a plain server listens, and what a new connection must say first.
 #[derive(Clone)]
@@ -350,6 +351,24 @@ impl Wire {
             Stream::Unix(stream) => stream.read(buffer),
         }
     }
+}
+
+/// Waits up to `at_most` until one of `wires` (the failed ones aside) can move bytes the way
+/// it wants to (`Wire::interest`): the one poll(2) of a round, or of a waiter's subscriptions.
+pub(crate) fn wait_any<'a>(wires: impl Iterator<Item = &'a Wire>, at_most: Duration) {
+    let mut fds: Vec<PollFd<'_>> = wires
+        .filter(|wire| wire.failure().is_none())
+        .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
+        .collect();
+    if fds.is_empty() || at_most.is_zero() {
+        return;
+    }
+    let timeout = rustix::event::Timespec {
+        tv_sec: at_most.as_secs() as i64,
+        tv_nsec: i64::from(at_most.subsec_nanos()),
+    };
+    // An error (EINTR) is a wake-up like any other: the caller looks again.
+    let _ = rustix::event::poll(&mut fds, Some(&timeout));
 }
 
 fn write(stream: &mut Stream, bytes: &[u8]) -> io::Result<usize> {

@@ -16,9 +16,9 @@
 
 use super::Reply;
 use crate::clock::BootInstant;
+use crate::server::wait_any;
 use crate::server::{Answer, Failure, Plain, Replay, Request, Server, Session, Sink, Step, Wire};
 use redis::RedisResult;
-use rustix::event::PollFd;
 use std::time::Duration;
 
 /// The wires of a round's servers, when every server is plain (`Server::plain`).
@@ -338,25 +338,9 @@ impl Loop {
 
     /// Waits until a socket with something owed or to send is ready, or `until`.
     pub(super) fn wait(&mut self, until: BootInstant) {
-        let mut fds: Vec<PollFd<'_>> = self
-            .wires
-            .iter()
-            .flatten()
-            .map(|kept| &kept.wire)
-            .chain(self.retired.iter().map(|(wire, _)| wire))
-            .filter(|wire| wire.failure().is_none())
-            .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
-            .collect();
-        let left = until.remaining();
-        if fds.is_empty() || left.is_zero() {
-            return;
-        }
-        // Rounded up: a poll that wakes a little before the deadline would only poll again.
-        let timeout = rustix::event::Timespec {
-            tv_sec: left.as_secs() as i64,
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
-        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
+        let retired = self.retired.iter().map(|(wire, _)| wire);
+        wait_any(wires.chain(retired), until.remaining());
     }
 }
 

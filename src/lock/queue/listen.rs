@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// How often an idle subscriber thread checks whether it is still wanted, when no `done` came
 /// (its server was unreachable when the waiter left).
-pub(super) const IDLE_CHECK: Duration = Duration::from_millis(250);
+const IDLE_CHECK: Duration = Duration::from_millis(250);
 
 /// Live subscriptions; dropping this stops them (each thread exits within `IDLE_CHECK`).
 pub(crate) struct Subscriptions {
@@ -73,7 +73,7 @@ impl Subscriptions {
                     polled::listen(
                         plain,
                         &channel,
-                        timeout,
+                        (timeout, IDLE_CHECK),
                         (&notify, forward),
                         &stop,
                         ready_tx,

@@ -5,22 +5,21 @@
 //! each message, stop at `done` (the waiter won or gave up) or when the waiter drops its
 //! `Subscriptions`.
 
-use super::listen::IDLE_CHECK;
 use crate::clock::BootInstant;
-use crate::server::{Plain, Sink, Wire};
+use crate::server::{wait_any, Plain, Sink, Wire};
 use redis::Value;
-use rustix::event::PollFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 /// Subscribes to `channel` on every server of `plain` (its index in the waiter's servers, and
 /// how to reach it), reports on `ready` once each has confirmed or failed, or after `timeout`,
-/// then sends `forward(server, payload)` on `notify` for each message until `stop`.
+/// then sends `forward(server, payload)` on `notify` for each message until `stop`, which it
+/// checks every `idle` at least.
 pub(super) fn listen<W>(
     plain: Vec<(usize, Plain)>,
     channel: &str,
-    timeout: Duration,
+    (timeout, idle): (Duration, Duration),
     (notify, forward): (&Sender<W>, impl Fn(usize, &[u8]) -> Option<W>),
     stop: &AtomicBool,
     ready: Sender<()>,
@@ -57,7 +56,7 @@ pub(super) fn listen<W>(
         if wires.is_empty() || stop.load(Ordering::Relaxed) {
             return;
         }
-        wait(&wires, IDLE_CHECK);
+        wait(&wires, idle);
         wires.retain_mut(|(index, wire, subscribed)| {
             take(*index, wire, subscribed, &forward, &mut wakes)
         });
@@ -99,16 +98,5 @@ fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
 }
 
 fn wait(wires: &[(usize, Wire, bool)], at_most: Duration) {
-    let mut fds: Vec<PollFd<'_>> = wires
-        .iter()
-        .map(|(_, wire, _)| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
-        .collect();
-    if fds.is_empty() {
-        return;
-    }
-    let timeout = rustix::event::Timespec {
-        tv_sec: at_most.as_secs() as i64,
-        tv_nsec: i64::from(at_most.subsec_nanos()),
-    };
-    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+    wait_any(wires.iter().map(|(_, wire, _)| wire), at_most);
 }
