@@ -147,8 +147,9 @@ impl Redlock {
             let withdrawal = withdrawal.clone();
             Arc::new(move |con, vote: Option<&Vote>| {
                 let needed = match vote {
-                    // No answer: the SET may have landed (left alone after a grant).
-                    None => !granted,
+                    // No answer: the SET may have landed (left alone after a grant, unless it
+                    // may have set another slot of a semaphore, or the waiter stayed queued).
+                    None => !granted || withdrawal.semaphore || withdrawal.leave.is_some(),
                     Some(vote) => match vote.won {
                         Some(index) => Some(index) != kept_index,
                         None => withdrawal.leave.is_some(),
@@ -160,7 +161,10 @@ impl Redlock {
                 Ok(())
             })
         };
-        self.nodes.settle(pending, Some(late));
+        // A grant goes on to run its command: a queue place or a semaphore slot it may have
+        // left on a late server must not wait for the next round to be cleaned up.
+        let at_once = granted && (withdrawal.semaphore || withdrawal.leave.is_some());
+        self.nodes.settle(pending, Some(late), at_once);
         let targets: Vec<bool> = replies
             .iter()
             .zip(unasked)

@@ -20,7 +20,7 @@ impl Loop {
         late: Vec<Unfinished>,
         op: Op<T>,
         cleanup: Option<Cleanup<T>>,
-        timeout: Duration,
+        (timeout, at_once): (Duration, bool),
     ) {
         for unfinished in late {
             let (op, cleanup) = (op.clone(), cleanup.clone());
@@ -65,6 +65,11 @@ impl Loop {
                 next: Box::new(next),
             });
             self.deliver(id, Feed::Check);
+            if at_once && self.tasks.iter().any(|task| task.id == id) {
+                // Its answer is not in: the clean-up goes out now, as after no answer in time;
+                // the answer is dropped when it comes (no task waits for it).
+                self.deliver(id, Feed::Expired);
+            }
         }
         self.pump();
     }

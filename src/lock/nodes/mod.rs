@@ -224,16 +224,20 @@ impl Nodes {
 
     /// What the late replies of a round decided early need: `cleanup` goes out behind each
     /// late request, on its connection, given the late reply (`None` if none came in time).
+    /// With `at_once`, the caller goes on without another round soon (it holds a grant), so
+    /// on the one-thread rounds a clean-up whose reply is not in yet goes out now, given `None`,
+    /// rather than when the loop next runs; a thread of a round sends it as soon as it can.
     pub(crate) fn settle<T: Send + 'static>(
         &mut self,
         pending: Pending<T>,
         cleanup: Option<Cleanup<T>>,
+        at_once: bool,
     ) {
         match pending {
             Pending::Threads(late) => late.settle(cleanup),
             Pending::Poll(late, op) => {
                 if let Some(poll) = &mut self.poll {
-                    poll.adopt(late, op, cleanup, self.timeout);
+                    poll.adopt(late, op, cleanup, (self.timeout, at_once));
                 }
             }
         }
