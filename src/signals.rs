@@ -5,7 +5,7 @@
 //! inherits the block and only a signalfd ever receives them: our watcher thread's, while a wait
 //! must be woken by them, or the one `exec` supervises its command with. That lets a waiting
 //! acquire stop cleanly (nothing left on any server) and lets `exec` decide what each signal
-//! means. A blocked mask survives `execve`, so a child must call `unblock_all` before exec.
+//! means. A blocked mask survives `execve`; std's `Command` clears it in the child it starts.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
@@ -107,12 +107,6 @@ pub(crate) fn signal_fd(signals: &[libc::c_int]) -> std::io::Result<SignalFd> {
 pub(crate) fn read(fd: &SignalFd) -> Option<libc::c_int> {
     let pending = fd.read_signal().ok()??;
     libc::c_int::try_from(pending.ssi_signo).ok()
-}
-
-/// Clears the signal mask. Async-signal-safe, for use between fork and exec.
-pub(crate) fn unblock_all() -> std::io::Result<()> {
-    nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-    Ok(())
 }
 
 fn sigset(signals: &[libc::c_int]) -> SigSet {

@@ -9,6 +9,7 @@
 
 mod child;
 mod events;
+mod guardian;
 mod renew;
 mod supervise;
 
@@ -126,7 +127,8 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         &lifecycle,
         limits(args, running_since),
     );
-    let status = command.finish();
+    // The guardian dies while we release the lock; it is reaped when we return.
+    let (status, _guardian) = command.finish();
     if let Ok(status) = &status {
         reporter.emit(&Log::ChildExited {
             name: &take.name,

@@ -78,3 +78,58 @@ fn exec_sees_its_command_exit_when_started_with_sigchld_ignored() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
     assert_eq!(cluster.values(KEY), vec![None]);
 }
+
+/// The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, …
+fn stat_of(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = stat.rsplit_once(") ")?.1;
+    Some(after_name.split_whitespace().map(str::to_string).collect())
+}
+
+#[test]
+fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
+    // The command is spawned into a process group led by the guardian, which redlock then moves
+    // out: signals forwarded to the group must reach the command's tree and nothing else. The
+    // spawn must also undo what redlock's own process has: the signals blocked for its
+    // signalfd, and Rust's ignored SIGPIPE.
+    let cluster = Cluster::start(1);
+    let script = r#"grep -E '^Sig(Blk|Ign)' /proc/$$/status > "$DIR/signals"; sleep 30 & echo $! > "$DIR/sleep"; echo $$ > "$DIR/shell"; touch "$DIR/ready"; wait"#;
+    let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], script);
+    let shell: i32 = read(&dir.path().join("shell")).parse().unwrap();
+    let sleep: i32 = read(&dir.path().join("sleep")).parse().unwrap();
+    let group = stat_of(shell).expect("the shell runs")[2].clone();
+    let mut members: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&pid| stat_of(pid).is_some_and(|stat| stat[2] == group))
+        .collect();
+    members.sort();
+    let mut expected = vec![shell, sleep];
+    expected.sort();
+    assert_eq!(members, expected, "process group {group}");
+    assert_ne!(
+        group,
+        child.id().to_string(),
+        "the command is in redlock's own group"
+    );
+    let signals = read(&dir.path().join("signals"));
+    assert!(
+        signals.contains("SigBlk:\t0000000000000000"),
+        "the command starts with signals blocked: {signals}"
+    );
+    let ignored = signals
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:\t"))
+        .map(|mask| u64::from_str_radix(mask.trim(), 16).unwrap())
+        .unwrap();
+    assert_eq!(
+        ignored & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE is ignored"
+    );
+    // The group, not just the shell, is what a signal to redlock reaches.
+    signal(child.id() as i32, libc::SIGTERM);
+    let output = child.finish(SLACK);
+    assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
+    wait_for("the background sleep to die", SLACK, || !alive(sleep));
+}
