@@ -18,7 +18,7 @@ impl Bench {
         let lockfile = self.dir.join("l.lock");
         let urls: Vec<String> = self.urls.split(',').map(str::to_string).collect();
         let on = |n: usize| urls[..n].join(",");
-        let mut binaries = vec![("redlock", REDLOCK.to_string())];
+        let mut binaries = vec![("redlock", REDLOCK.clone())];
         if let Some(old) = &baseline {
             binaries.push(("baseline", old.clone()));
         }

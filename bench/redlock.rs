@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 // The integration tests' redis-server launcher; the benchmark uses only part of it.
@@ -23,7 +24,11 @@ mod grants;
 mod latch;
 mod mixed;
 
-const REDLOCK: &str = env!("CARGO_BIN_EXE_redlock");
+/// The binary measured: `REDLOCK_BIN` (bench/run sets it to the static release build that ships),
+/// else the one cargo built for this bench.
+static REDLOCK: LazyLock<String> = LazyLock::new(|| {
+    std::env::var("REDLOCK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_redlock").to_string())
+});
 const SERVERS: usize = 5;
 const TIMEOUT: &str = "200ms";
 
@@ -65,6 +70,7 @@ fn main() {
         runs,
         if smoke { " (smoke)" } else { "" }
     );
+    println!("binary: {}", *REDLOCK);
 
     let exec = bench.exec_available() && !latch_only && !cluster_only;
     if latch_only {
@@ -115,7 +121,7 @@ struct Bench {
 
 impl Bench {
     fn redlock(&self) -> Command {
-        let mut cmd = Command::new(REDLOCK);
+        let mut cmd = Command::new(&*REDLOCK);
         cmd.env("REDLOCK_SERVERS", &self.urls)
             .env("REDLOCK_TIMEOUT", TIMEOUT)
             .env_remove("REDLOCK_WAIT")
@@ -341,7 +347,7 @@ impl Bench {
     }
 
     fn redlock_env(&self, mut cmd: Command) -> Command {
-        cmd.env("REDLOCK", REDLOCK)
+        cmd.env("REDLOCK", &*REDLOCK)
             .env("REDLOCK_SERVERS", &self.urls)
             .env("REDLOCK_TIMEOUT", TIMEOUT)
             .stdin(Stdio::null());
