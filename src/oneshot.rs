@@ -22,7 +22,7 @@ pub(crate) fn acquire(
     let (target, _) = config.take(take, None)?;
     let (wake_tx, wakes) = mpsc::channel();
     // Watching until the end of this function, so that a signal still wakes the wait.
-    let _watch = if take.wait.is_some() {
+    let watch = if take.wait.is_some() {
         let wake = crate::lock::Wake::Interrupted;
         Some(signals::watch(
             &signals::TERMINATING,
@@ -36,7 +36,15 @@ pub(crate) fn acquire(
         None
     };
     let mut lock = config.redlock(reporter);
-    let held = take_lock(&mut lock, &target, take, None, (&wake_tx, &wakes), reporter)?;
+    let bell = watch.as_ref().map(signals::Watch::bell);
+    let held = take_lock(
+        &mut lock,
+        &target,
+        take,
+        None,
+        (&wake_tx, &wakes, bell),
+        reporter,
+    )?;
     let key = &held.key;
     let output = if args.json {
         let mut output = serde_json::json!({

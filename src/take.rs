@@ -7,17 +7,23 @@ use crate::lock::{self, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
+use std::os::fd::BorrowedFd;
 use std::sync::mpsc;
 
-/// Acquires `target` (what `take` asks for, checked by `config`), turning refusals into outcomes. Signals and release notifications arrive on
-/// `wakes`; `notify` is its sending side, for the subscriptions. `command` is what `exec` runs,
-/// recorded in the token for `status` to show.
+/// Acquires `target` (what `take` asks for, checked by `config`), turning refusals into
+/// outcomes. Signals and release notifications arrive on `wakes`; `notify` is its sending side,
+/// for the subscriptions, and `bell` (the signal watcher's) is readable when a signal was sent
+/// on it. `command` is what `exec` runs, recorded in the token for `status` to show.
 pub(crate) fn take_lock(
     lock: &mut Redlock,
     target: &Target,
     take: &TakeArgs,
     command: Option<&str>,
-    (notify, wakes): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>),
+    (notify, wakes, bell): (
+        &mpsc::Sender<Wake>,
+        &mpsc::Receiver<Wake>,
+        Option<BorrowedFd<'_>>,
+    ),
     reporter: Reporter,
 ) -> anyhow::Result<lock::Held> {
     // The live line is for people at a terminal: not with -q, nor among JSON log lines.
@@ -39,6 +45,7 @@ pub(crate) fn take_lock(
         wakes: Some(wakes),
         // Release notifications join the channel the signals arrive on.
         notify: take.wait.map(|_| notify.clone()),
+        bell,
         progress: Some(&mut show),
     };
     let started = crate::clock::BootInstant::now();

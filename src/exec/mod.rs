@@ -79,7 +79,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         &target,
         take,
         Some(&args.command.join(" ")),
-        (&wake_tx, &wakes),
+        (&wake_tx, &wakes, watch.as_ref().map(signals::Watch::bell)),
         reporter,
     )?;
     drop(watch);

@@ -223,9 +223,17 @@ impl Redlock {
         let (needed, servers) = (self.quorum(), self.nodes.len());
         let patient = self.observer.is_some();
         let started = BootInstant::now();
-        let (replies, pending) = self.nodes.round_until(op, |replies| {
-            !patient && decided(replies, needed, servers, target.width())
-        });
+        // A waiter that listens on the rounds' connections subscribes behind every attempt, in
+        // the same burst: the server reads the SUBSCRIBE right after the script that queued
+        // us, so a release that comes after our place in the queue finds us listening (wait.rs).
+        let channel = waiter
+            .filter(|waiter| waiter.on_wires)
+            .map(|waiter| format!("{}{}", target.wake_prefix(), waiter.entry));
+        let (replies, pending) = self.nodes.round_until(
+            op,
+            |replies| !patient && decided(replies, needed, servers, target.width()),
+            channel.as_deref(),
+        );
         let unasked: Vec<bool> = replies.iter().map(Option::is_none).collect();
         let replies: Vec<Reply<Vote>> = replies
             .into_iter()

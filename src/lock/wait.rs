@@ -3,11 +3,14 @@
 //! (pub/sub) and by signals.
 
 use super::engine::{Held, LockError, Redlock};
+use super::nodes::Nodes;
 use super::queue::{self, Subscriptions, Waiter};
 use super::target::{Kind, Target};
 use super::verdict::{describe_foreign, describe_token};
 use super::vote::Seen;
 use crate::clock::BootInstant;
+use std::collections::VecDeque;
+use std::os::fd::BorrowedFd;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
@@ -40,6 +43,9 @@ pub(crate) struct Waiting<'a> {
     /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
     /// retries on its schedule.
     pub(crate) notify: Option<Sender<Wake>>,
+    /// Readable when something was sent on `wakes` by another thread (a signal): a waiter that
+    /// listens on the rounds' own connections polls it beside them (`Nodes::listen`).
+    pub(crate) bell: Option<BorrowedFd<'a>>,
     /// Told where things stand before each pause, and about once a second during one.
     pub(crate) progress: Option<&'a mut dyn FnMut(&WaitProgress)>,
 }
@@ -89,8 +95,10 @@ impl Redlock {
     /// quorum of servers woke it.
     /// Everyone else sleeps on their own schedule: the jittered retry delay stretched by their
     /// place in the queue; the head also wakes when the holder's observed TTL runs out (an
-    /// expiry announces nothing). Subscriptions are made only once the first attempt failed,
-    /// so a one-shot acquire never pays for them.
+    /// expiry announces nothing). A one-shot acquire never subscribes. A waiter on plain
+    /// servers subscribes behind every attempt on the attempt's own connection and listens on
+    /// those from this thread (queue, step 2); otherwise it subscribes once its first attempt
+    /// failed, on connections of its own.
     ///
     /// Safety does not depend on the queue: every grant is still a SET NX on a quorum with
     /// positive validity (`attempt`). The queue only decides whom a release wakes early; a
@@ -109,6 +117,7 @@ impl Redlock {
             retry,
             wakes,
             notify,
+            bell,
             mut progress,
         } = waiting;
         let started = BootInstant::now();
@@ -123,6 +132,17 @@ impl Redlock {
             )),
             false => None,
         };
+        // With every server plain, the waiter listens on the connections its attempts use
+        // (every attempt subscribes behind its request), from this thread; otherwise on
+        // connections of its own, a thread each (queue::Subscriptions).
+        let channel = match waiter.as_mut() {
+            Some(waiter) if self.nodes.listens() => {
+                waiter.on_wires = true;
+                Some(format!("{}{}", target.wake_prefix(), waiter.entry))
+            }
+            _ => None,
+        };
+        let mut heard: VecDeque<Wake> = VecDeque::new();
         let mut subscriptions: Option<Subscriptions> = None;
         let mut queued = false;
         let mut splits = 0;
@@ -160,7 +180,7 @@ impl Redlock {
             // Not queued anywhere (no subscriptions, or every server refused the script) is
             // treated as first in line: the schedule of a waiter without a queue.
             let head = seen.rank.is_none_or(|rank| rank == 0);
-            if subscriptions.is_none() {
+            if subscriptions.is_none() && channel.is_none() {
                 if let (Some(notify), Some(waiter)) = (&notify, waiter.as_mut()) {
                     subscriptions = Some(Subscriptions::start(
                         self.servers(),
@@ -200,20 +220,25 @@ impl Redlock {
             // others: asking on it would cost every server a request for nothing. If we are
             // wanted after all, more wake-ups or our own schedule bring us back.
             let (until, needed) = (BootInstant::now().add(pause), self.quorum());
-            let mut heard = 0;
+            let nodes = &mut self.nodes;
+            let mut next_wake = |at_most: Duration| match &channel {
+                Some(channel) => listen(nodes, channel, (wakes, bell), &mut heard, at_most),
+                None => pause_until_woken(wakes, at_most),
+            };
+            let mut woken = 0;
             let interrupted = loop {
                 let report: Option<&mut dyn FnMut(&WaitProgress)> = match progress {
                     Some(ref mut report) => Some(&mut **report),
                     None => None,
                 };
-                match pause_reporting(wakes, until.remaining(), started, &status, report) {
+                match pause_reporting(&mut next_wake, until.remaining(), started, &status, report) {
                     Some(Wake::Interrupted(signal)) => break Some(signal),
                     Some(Wake::Released) => {
-                        match gather_released(wakes, needed.saturating_sub(heard + 1)) {
+                        match gather_released(&mut next_wake, needed.saturating_sub(woken + 1)) {
                             (_, Some(signal)) => break Some(signal),
-                            (more, None) => heard += 1 + more,
+                            (more, None) => woken += 1 + more,
                         }
-                        if heard >= needed || until.has_passed() {
+                        if woken >= needed || until.has_passed() {
                             break None;
                         }
                     }
@@ -261,16 +286,19 @@ fn split_backoff(seen: &Seen, splits: u32) -> Duration {
     }
 }
 
+/// Waits up to the duration it is given for the next wake-up, if one comes.
+type NextWake<'a> = dyn FnMut(Duration) -> Option<Wake> + 'a;
+
 /// Pauses for `pause` unless woken, telling `progress` where things stand along the way.
 fn pause_reporting(
-    wakes: Option<&Receiver<Wake>>,
+    next_wake: &mut NextWake<'_>,
     pause: Duration,
     started: BootInstant,
     status: &WaitProgress,
     progress: Option<&mut dyn FnMut(&WaitProgress)>,
 ) -> Option<Wake> {
     let Some(progress) = progress else {
-        return pause_until_woken(wakes, pause);
+        return next_wake(pause);
     };
     let until = BootInstant::now().add(pause);
     let mut status = status.clone();
@@ -282,7 +310,7 @@ fn pause_reporting(
             return None;
         }
         let slice = left.min(PROGRESS_EVERY);
-        if let Some(wake) = pause_until_woken(wakes, slice) {
+        if let Some(wake) = next_wake(slice) {
             return Some(wake);
         }
         if let Some(ttl) = status.holder_ttl.as_mut() {
@@ -308,20 +336,53 @@ fn pause_until_woken(wakes: Option<&Receiver<Wake>>, pause: Duration) -> Option<
 
 /// Waits up to `WAKE_GATHER` for `more` further notifications of the same release (one per
 /// server): how many came, and a signal if one arrived meanwhile (which ends the wait).
-fn gather_released(wakes: Option<&Receiver<Wake>>, more: usize) -> (usize, Option<i32>) {
-    let Some(wakes) = wakes else {
-        return (0, None);
-    };
+fn gather_released(next_wake: &mut NextWake<'_>, more: usize) -> (usize, Option<i32>) {
     let until = BootInstant::now().add(WAKE_GATHER);
     let mut heard = 0;
-    while heard < more {
-        match wakes.recv_timeout(until.remaining()) {
-            Ok(Wake::Interrupted(signal)) => return (heard, Some(signal)),
-            Ok(Wake::Released) => heard += 1,
-            Err(_) => break,
+    while heard < more && !until.has_passed() {
+        match next_wake(until.remaining()) {
+            Some(Wake::Interrupted(signal)) => return (heard, Some(signal)),
+            Some(Wake::Released) => heard += 1,
+            None => break,
         }
     }
     (heard, None)
+}
+
+/// The next wake-up of a waiter that listens on the rounds' own connections (`Nodes::listen`):
+/// a message from a server (one wake-up each), or what another thread sent on `wakes` (a
+/// signal, with the bell rung), within `at_most`.
+fn listen(
+    nodes: &mut Nodes,
+    channel: &str,
+    (wakes, bell): (Option<&Receiver<Wake>>, Option<BorrowedFd<'_>>),
+    heard: &mut VecDeque<Wake>,
+    at_most: Duration,
+) -> Option<Wake> {
+    let until = BootInstant::now().add(at_most);
+    loop {
+        if let Some(wake) = wakes.and_then(|wakes| wakes.try_recv().ok()) {
+            return Some(wake);
+        }
+        if let Some(wake) = heard.pop_front() {
+            return Some(wake);
+        }
+        if until.has_passed() {
+            return None;
+        }
+        let news = nodes.listen(channel, until, bell);
+        if let (true, Some(bell)) = (news.rang, bell) {
+            let mut bytes = [0u8; 64];
+            while matches!(rustix::io::read(bell, &mut bytes), Ok(n) if n > 0) {}
+        }
+        // Anything but `done` (a waiter's own leaving, which a waiter listening here never
+        // announces) says the lock was handed to us.
+        let released = news
+            .messages
+            .iter()
+            .filter(|(_, payload)| payload != b"done");
+        heard.extend(released.map(|_| Wake::Released));
+    }
 }
 
 /// A uniformly random duration in [0, max].

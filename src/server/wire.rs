@@ -11,6 +11,12 @@
 //!
 //! The connection's own set-up (AUTH, SELECT) is written in the same burst as the first request
 //! rather than a round trip ahead of it: the server runs them first because they come first.
+//!
+//! A wire may also listen: after `subscribe`, a message published on the channel comes as
+//! `Sink::Pushed`, between the replies. A RESP2 connection that has subscribed accepts no
+//! other command, so the next request sent on it is preceded by UNSUBSCRIBE in the same burst
+//! (no round trip of its own); messages may still come until the server has read that, and
+//! none after its reply.
 
 pub(crate) use super::failure::{Answer, Failure};
 use super::resp::frame_length;
@@ -78,6 +84,8 @@ struct Owed {
     skip: usize,
     got: Vec<Value>,
     to: Sink,
+    /// It is an UNSUBSCRIBE: no message comes after its reply.
+    ends_messages: bool,
 }
 
 enum Stream {
@@ -95,8 +103,10 @@ pub(crate) struct Wire {
     failed: Option<Failure>,
     /// The hashes of the scripts this connection has sent the source of.
     scripts: Vec<String>,
-    /// It has subscribed to a channel: what comes when no reply is owed is a message.
+    /// Messages may come: a SUBSCRIBE was sent, and no UNSUBSCRIBE answered since.
     subscriber: bool,
+    /// A SUBSCRIBE was sent and no UNSUBSCRIBE since: the next request must leave first.
+    subscribed: bool,
 }
 
 impl Wire {
@@ -131,6 +141,7 @@ impl Wire {
             failed: None,
             scripts: Vec::new(),
             subscriber: false,
+            subscribed: false,
         };
         let settings = &plain.settings;
         if let Some(password) = settings.password() {
@@ -150,6 +161,12 @@ impl Wire {
     /// Queues a request of `count` commands whose replies after the first `skip` go to `to`.
     /// A script's first run on this connection carries its source (scripts.rs).
     pub(crate) fn send(&mut self, packed: &[u8], skip: usize, count: usize, to: Sink) {
+        if self.subscribed {
+            self.subscribed = false;
+            self.out
+                .extend_from_slice(&redis::cmd("UNSUBSCRIBE").get_packed_command());
+            self.owe(1, Sink::Discard, true);
+        }
         match super::scripts::first_use(packed, &mut self.scripts) {
             Some(eval) => self.out.extend_from_slice(&eval),
             None => self.out.extend_from_slice(packed),
@@ -159,6 +176,17 @@ impl Wire {
             skip,
             got: Vec::new(),
             to,
+            ends_messages: false,
+        });
+    }
+
+    fn owe(&mut self, count: usize, to: Sink, ends_messages: bool) {
+        self.owed.push_back(Owed {
+            count,
+            skip: 0,
+            got: Vec::new(),
+            to,
+            ends_messages,
         });
     }
 
@@ -168,11 +196,21 @@ impl Wire {
     }
 
     /// Subscribes to `channel`: its confirmation is the reply owed to `to`, and every message
-    /// after it comes as `Sink::Pushed`.
+    /// after it comes as `Sink::Pushed`. Nothing is sent if it already listens (one channel a
+    /// wire).
     pub(crate) fn subscribe(&mut self, channel: &str, to: Sink) {
+        if self.subscribed {
+            return;
+        }
         let subscribe = redis::cmd("SUBSCRIBE").arg(channel).get_packed_command();
         self.send(&subscribe, 0, 1, to);
         self.subscriber = true;
+        self.subscribed = true;
+    }
+
+    /// Whether it listens (`subscribe`) and no request has been sent since.
+    pub(crate) fn subscribed(&self) -> bool {
+        self.subscribed && self.failed.is_none()
     }
 
     /// Hands the replies owed to `from` to `to` instead.
@@ -308,11 +346,11 @@ impl Wire {
             start += length;
             let value = redis::parse_redis_value(frame)
                 .map_err(|e| Failure::new(io::ErrorKind::InvalidData, format!("bad reply: {e}")))?;
+            if self.subscriber && is_message(&value) {
+                answered.push((Sink::Pushed, Ok(vec![value])));
+                continue;
+            }
             let Some(owed) = self.owed.front_mut() else {
-                if self.subscriber {
-                    answered.push((Sink::Pushed, Ok(vec![value])));
-                    continue;
-                }
                 return Err(Failure::new(
                     io::ErrorKind::InvalidData,
                     "a reply nobody asked for",
@@ -326,6 +364,9 @@ impl Wire {
             owed.count -= 1;
             if owed.count == 0 {
                 let owed = self.owed.pop_front().expect("front exists");
+                if owed.ends_messages {
+                    self.subscriber = false;
+                }
                 if owed.to == Sink::Setup {
                     if let Some(Value::ServerError(err)) = owed.got.first() {
                         let what = if err.code() == "WRONGPASS" || err.code() == "NOAUTH" {
@@ -350,6 +391,25 @@ impl Wire {
             Stream::Tcp(stream) => stream.read(buffer),
             Stream::Unix(stream) => stream.read(buffer),
         }
+    }
+}
+
+/// Whether a value that came on a subscribed connection is a message (`["message", channel,
+/// payload]`) rather than the reply to a request.
+fn is_message(value: &Value) -> bool {
+    matches!(value, Value::Array(parts)
+        if matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message"))
+}
+
+/// The payload of a message that came as `Sink::Pushed` (`["message", channel, payload]`).
+pub(crate) fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
+    let Value::Array(mut parts) = values.pop()? else {
+        return None;
+    };
+    let is_message = matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message");
+    match (is_message, parts.pop()) {
+        (true, Some(Value::BulkString(payload))) => Some(payload),
+        _ => None,
     }
 }
 

@@ -67,8 +67,9 @@ fn on_every_server(faulty: &Faulty, command: &redis::Cmd) {
 }
 
 /// Starts `acquire --wait` as another client's lock is released. The waiter's connections are
-/// set up and its subscriptions listening before `fault` hits them, and it retries only when
-/// told of the release, so its one attempt on a free lock runs entirely under `fault`.
+/// set up (one per server, which its refused attempt used and its subscription now listens on)
+/// before `fault` hits them, and it retries only when told of the release, so its one attempt
+/// on a free lock runs entirely under `fault`.
 fn waiter_meets(faulty: &Faulty, faults: [Fault; 3]) -> std::process::Output {
     on_every_server(
         faulty,
@@ -92,7 +93,7 @@ fn waiter_meets(faulty: &Faulty, faults: [Fault; 3]) -> std::process::Output {
                         .arg("LIST")
                         .query(&mut server.connection())
                         .unwrap();
-                    clients.contains("cmd=evalsha")
+                    clients.contains(" sub=1 ") && clients.contains("cmd=subscribe")
                 })
         },
     );

@@ -102,7 +102,7 @@ fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_s
 }
 
 #[test]
-fn a_waiter_listens_to_its_plain_servers_from_one_thread() {
+fn a_waiter_listens_on_the_connections_its_attempts_use() {
     const WAIT: Duration = Duration::from_secs(60);
     // The waiter's own schedule asks again after half the retry delay at the soonest.
     const RETRY: Duration = Duration::from_secs(30);
@@ -126,11 +126,27 @@ fn a_waiter_listens_to_its_plain_servers_from_one_thread() {
             !channels.is_empty()
         })
     });
-    // The main thread, the one that watches for signals, and one for all three subscriptions
-    // (a thread per server would make five).
+    // One connection per server, the one its attempt used, now subscribed: the CLIENT LIST of
+    // each server shows ours (the test's) and that one.
+    for server in &cluster.servers {
+        let clients: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut server.connection())
+            .unwrap();
+        let others: Vec<&str> = clients
+            .lines()
+            .filter(|line| !line.contains("cmd=client|list"))
+            .collect();
+        assert_eq!(others.len(), 1, "clients of {}: {clients}", server.port);
+        assert!(others[0].contains(" sub=1 "), "{}", others[0]);
+        assert!(others[0].contains("cmd=subscribe"), "{}", others[0]);
+    }
+    // The main thread, which makes the rounds and listens, and the one that watches for
+    // signals (subscriptions on connections of their own would add one more, and a thread
+    // per server three).
     assert_eq!(
         threads_of(pid),
-        3,
+        2,
         "threads of a waiting acquire on 3 servers"
     );
     let started = Instant::now();

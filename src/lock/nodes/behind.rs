@@ -131,8 +131,10 @@ impl Loop {
                 continue;
             };
             for (sink, answer) in kept.wire.exchange() {
-                if let Sink::Late(id) = sink {
-                    self.deliver(id, Feed::Answer(answer));
+                match sink {
+                    Sink::Late(id) => self.deliver(id, Feed::Answer(answer)),
+                    Sink::Pushed => self.keep_pushed(index, answer),
+                    _ => {}
                 }
             }
         }

@@ -19,8 +19,10 @@ use crate::clock::BootInstant;
 use crate::server::{Server, Session};
 use ask::ask;
 use late::Late;
+pub(crate) use poll::Heard;
 use poll::{Loop, Unfinished};
 use redis::RedisResult;
+use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -141,7 +143,7 @@ impl Nodes {
             // its wire, and is answered first: nothing to wait for here.
             poll.retire_stalled();
             let everyone = vec![true; self.servers.len()];
-            let (replies, _) = poll.round(&everyone, self.timeout, &op, |_| false);
+            let (replies, _) = poll.round(&everyone, self.timeout, (&op, None), |_| false);
             return replies.into_iter().flatten().collect();
         }
         // A request still in flight from a round decided without it (a late SET of ours) must
@@ -162,7 +164,7 @@ impl Nodes {
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
         if let Some(poll) = &mut self.poll {
-            return poll.round(targets, self.timeout, &op, |_| false).0;
+            return poll.round(targets, self.timeout, (&op, None), |_| false).0;
         }
         let deadline = BootInstant::now().add(self.timeout);
         let timeout = self.timeout;
@@ -206,11 +208,13 @@ impl Nodes {
     /// Runs `op` against every server at once, like `round`, but returns as soon as `decided`
     /// says the replies in hand settle the outcome, without waiting for the slowest servers
     /// (their entry is `None`, and the `Pending` names them). A reply that arrives later is
-    /// never counted.
+    /// never counted. With `listen` (only where `listens`), every connection also subscribes
+    /// to that channel behind the request, for `listen` to hear.
     pub(crate) fn round_until<T: Send + 'static>(
         &mut self,
         op: Op<T>,
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+        listen: Option<&str>,
     ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
         let Some(poll) = &mut self.poll else {
             let (replies, late) = self.round_until_threads(op, decided);
@@ -218,8 +222,31 @@ impl Nodes {
         };
         poll.retire_stalled();
         let everyone = vec![true; self.servers.len()];
-        let (replies, late) = poll.round(&everyone, self.timeout, &*op, decided);
+        let (replies, late) = poll.round(&everyone, self.timeout, (&*op, listen), decided);
         (replies, Pending::Poll(late, op))
+    }
+
+    /// Whether a waiter can listen on the rounds' own connections (`listen`): every server is
+    /// plain. Otherwise it subscribes on connections of its own (queue::Subscriptions).
+    pub(crate) fn listens(&self) -> bool {
+        self.poll.is_some()
+    }
+
+    /// Listens for messages on `channel` on every server's connection until one comes, `bell`
+    /// is readable, or `until` (see poll.rs's `Loop::listen`). Without `listens`, just waits.
+    pub(crate) fn listen(
+        &mut self,
+        channel: &str,
+        until: BootInstant,
+        bell: Option<BorrowedFd<'_>>,
+    ) -> Heard {
+        match &mut self.poll {
+            Some(poll) => poll.listen(channel, until, bell),
+            None => {
+                std::thread::sleep(until.remaining());
+                Heard::default()
+            }
+        }
     }
 
     /// What the late replies of a round decided early need: `cleanup` goes out behind each

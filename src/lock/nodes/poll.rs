@@ -16,9 +16,11 @@
 
 use super::Reply;
 use crate::clock::BootInstant;
-use crate::server::wait_any;
+use crate::server::{payload, wait_any};
 use crate::server::{Answer, Failure, Plain, Replay, Request, Server, Session, Sink, Step, Wire};
 use redis::RedisResult;
+use rustix::event::{PollFd, PollFlags};
+use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
 /// The wires of a round's servers, when every server is plain (`Server::plain`).
@@ -31,6 +33,8 @@ pub(super) struct Loop {
     /// What becomes of the replies rounds decided early did not wait for (behind.rs).
     pub(super) tasks: Vec<Task>,
     next_id: u64,
+    /// Messages that came while a round or a clean-up was being read, for `listen` to hand on.
+    pub(super) pushed: Vec<(usize, Vec<u8>)>,
 }
 
 pub(super) struct Kept {
@@ -59,6 +63,8 @@ struct Run<'a, T, F: ?Sized> {
     timeout: Duration,
     /// False once the round is decided: later results are not counted.
     counting: bool,
+    /// A channel to subscribe to behind each request, in the same burst (`Loop::listen`).
+    listen: Option<&'a str>,
 }
 
 /// A server's request a round stopped waiting for.
@@ -113,6 +119,7 @@ impl Loop {
             retired: Vec::new(),
             tasks: Vec::new(),
             next_id: 0,
+            pushed: Vec::new(),
         })
     }
 
@@ -135,11 +142,15 @@ impl Loop {
     /// reply, `decided` says those in hand settle it, or `timeout` has passed. The servers it
     /// did not wait for (or not asked) are `None`; the first are also `Unfinished`, for
     /// `adopt` (behind.rs).
+    /// With `listen`, each wire subscribes to that channel behind its request (see `listen`).
     pub(super) fn round<T>(
         &mut self,
         targets: &[bool],
         timeout: Duration,
-        op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+        (op, listen): (
+            &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+            Option<&str>,
+        ),
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> (Vec<Option<Reply<T>>>, Vec<Unfinished>) {
         let started = BootInstant::now();
@@ -160,6 +171,7 @@ impl Loop {
             started,
             timeout,
             counting: true,
+            listen,
         };
         for index in 0..targets.len() {
             if let Some(entry) = run.entries[index].as_mut() {
@@ -289,6 +301,9 @@ impl Loop {
                     request.count,
                     Sink::Round(index),
                 );
+                if let Some(channel) = run.listen {
+                    kept.wire.subscribe(channel, Sink::Discard);
+                }
             }
         }
     }
@@ -306,6 +321,10 @@ impl Loop {
             for (sink, answer) in kept.wire.exchange() {
                 if let Sink::Late(id) = sink {
                     self.deliver(id, Feed::Answer(answer));
+                    continue;
+                }
+                if sink == Sink::Pushed {
+                    self.keep_pushed(index, answer);
                     continue;
                 }
                 if sink != Sink::Round(index) || run.replies[index].is_some() {
@@ -336,12 +355,105 @@ impl Loop {
         }
     }
 
+    /// Keeps a message that came while a round or a clean-up was read, for `listen`: it may be
+    /// a release that came right after the attempt it answers.
+    pub(super) fn keep_pushed(&mut self, index: usize, message: Answer) {
+        if let Ok(values) = message {
+            self.pushed
+                .extend(payload(values).map(|payload| (index, payload)));
+        }
+    }
+
+    /// Listens on every open wire for messages on `channel` until one comes, `bell` (a socket
+    /// another thread writes to) is readable, or `until`; late replies are handled meanwhile
+    /// as between rounds. Each wire subscribed behind its round's request (`round` with
+    /// `listen`); one that sent another request since (a clean-up) subscribes again now.
+    ///
+    /// This is a waiter's whole listening: one connection per server, the one its attempts
+    /// use, and no thread. A RESP2 connection that has subscribed runs no other command, which
+    /// is why the next request on it is preceded by UNSUBSCRIBE (server/wire.rs).
+    pub(super) fn listen(
+        &mut self,
+        channel: &str,
+        until: BootInstant,
+        bell: Option<BorrowedFd<'_>>,
+    ) -> Heard {
+        let mut heard = Heard {
+            messages: std::mem::take(&mut self.pushed),
+            rang: false,
+        };
+        for kept in self.wires.iter_mut().flatten() {
+            if kept.wire.failure().is_none() && !kept.wire.subscribed() {
+                kept.wire.subscribe(channel, Sink::Discard);
+            }
+        }
+        loop {
+            self.pump_retired();
+            for index in 0..self.wires.len() {
+                let Some(kept) = self.wires[index].as_mut() else {
+                    continue;
+                };
+                for (sink, answer) in kept.wire.exchange() {
+                    match sink {
+                        Sink::Late(id) => self.deliver(id, Feed::Answer(answer)),
+                        Sink::Pushed => self.keep_pushed(index, answer),
+                        _ => {}
+                    }
+                }
+            }
+            self.expire_tasks();
+            heard.messages.append(&mut self.pushed);
+            if !heard.messages.is_empty() || heard.rang || until.has_passed() {
+                return heard;
+            }
+            heard.rang = self.wait_with(until, bell);
+        }
+    }
+
+    /// Waits like `wait`, also for `bell` to be readable; true if it is.
+    fn wait_with(&mut self, until: BootInstant, bell: Option<BorrowedFd<'_>>) -> bool {
+        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
+        let retired = self.retired.iter().map(|(wire, _)| wire);
+        let mut fds: Vec<PollFd<'_>> = wires
+            .chain(retired)
+            .filter(|wire| wire.failure().is_none())
+            .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
+            .collect();
+        if let Some(bell) = bell {
+            fds.push(PollFd::from_borrowed_fd(bell, PollFlags::IN));
+        }
+        // Whatever is due first: a task's deadline (its clean-up then goes out) or `until`.
+        let next = self
+            .tasks
+            .iter()
+            .map(|task| task.by)
+            .filter(|by| !by.has_passed())
+            .fold(until, BootInstant::min);
+        let left = next.remaining();
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        // An error (EINTR) is a wake-up like any other: the caller looks again.
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        bell.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty())
+    }
+
     /// Waits until a socket with something owed or to send is ready, or `until`.
     pub(super) fn wait(&mut self, until: BootInstant) {
         let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
         let retired = self.retired.iter().map(|(wire, _)| wire);
         wait_any(wires.chain(retired), until.remaining());
     }
+}
+
+/// What a waiter heard while it listened (`Loop::listen`).
+#[derive(Default)]
+pub(crate) struct Heard {
+    /// Each message's payload, with the server it came from.
+    pub(crate) messages: Vec<(usize, Vec<u8>)>,
+    /// The bell rang.
+    pub(crate) rang: bool,
 }
 
 pub(super) fn reply<T>(

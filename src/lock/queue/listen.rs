@@ -1,5 +1,7 @@
-//! Step 2 of the queue protocol (see `super`): a waiter's listeners, one subscriber connection
-//! per server, on one thread for the plain servers (polled.rs) and a thread each for the others, turning every `go` on the waiter's own wake-up channel (a
+//! Step 2 of the queue protocol (see `super`) where a waiter cannot listen on its rounds' own
+//! connections (a server that is not plain: a Sentinel group, a cluster, TLS): its listeners,
+//! one subscriber connection per server, on one thread for the plain servers (polled.rs) and a
+//! thread each for the others, turning every `go` on the waiter's own wake-up channel (a
 //! release handing the lock to it) into a `Wake::Released`, and stopping at once on `done` (the
 //! waiter won or gave up and left the queue). A latch's waiters listen the same way to what
 //! count-downs publish (`start_with`, which hands on each message and the server it came from).

@@ -9,8 +9,12 @@
 //!    and every server sorts the same waiters alike). The attempt's reply says the waiter's rank.
 //!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
 //!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
-//! 2. **Listen.** Once its first attempt failed, a waiter subscribes on every server to its own
-//!    channel, `keys::wake_prefix` followed by its entry (listen.rs).
+//! 2. **Listen.** A waiter subscribes on every server to its own channel, `keys::wake_prefix`
+//!    followed by its entry. When every server is plain, on the connection its attempts use,
+//!    behind every attempt in the same burst (`Nodes::listen`): the server reads the SUBSCRIBE
+//!    right after the script that queued it, so no release falls in between, and the waiter
+//!    needs no connection or thread more. Otherwise, once its first attempt failed, on
+//!    connections of its own (listen.rs).
 //! 3. **Hand over.** A release (or a hold that ends, or `release --force`) pops the head of the
 //!    queue and publishes `go` on its channel. If someone heard it, the key is set to the
 //!    reservation `next:<entry>` for half a `--timeout` (at least 20 ms) instead of being
@@ -24,8 +28,9 @@
 //!    newcomer does not overtake the waiter.
 //! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
 //!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
-//!    servers the round did not wait for. It also publishes `done` on its own channel, so that
-//!    its listeners stop at once rather than linger. A waiter that gives up leaves the same way.
+//!    servers the round did not wait for. A waiter with connections of its own to listen on
+//!    also publishes `done` on its channel, so that its listeners stop at once rather than
+//!    linger. A waiter that gives up leaves the same way.
 //!    A release that raced the win (it reached a server that had just refused the winner, while
 //!    the winner was still queued there) may have left a reservation naming it: leaving passes
 //!    any such reservation on to the next waiter, as a release would, so that nothing is kept
@@ -183,8 +188,12 @@ pub(crate) struct Waiter {
     pub(crate) stamp_ms: u64,
     /// How long the queue is kept after it last asked: at least half of it is left each time.
     pub(crate) lease: Duration,
-    /// Whether it listens for wake-ups, so that leaving must tell its listeners to stop.
+    /// Whether it listens for wake-ups on connections of its own (threads), so that leaving
+    /// must tell its listeners to stop.
     pub(crate) listening: bool,
+    /// Whether it listens on the rounds' own connections instead (`Nodes::listen`): every
+    /// attempt subscribes behind its request, and nothing is left to stop when it leaves.
+    pub(crate) on_wires: bool,
 }
 
 impl Waiter {
@@ -201,6 +210,7 @@ impl Waiter {
             // within half of it.
             lease: (longest_pause * 2 + timeout) * 2,
             listening: false,
+            on_wires: false,
         }
     }
 }

@@ -6,8 +6,7 @@
 //! `Subscriptions`.
 
 use crate::clock::BootInstant;
-use crate::server::{wait_any, Plain, Sink, Wire};
-use redis::Value;
+use crate::server::{payload, wait_any, Plain, Sink, Wire};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -83,18 +82,6 @@ fn take<W>(
         }
     }
     wire.failure().is_none()
-}
-
-/// The payload of a `message` push (`["message", channel, payload]`).
-fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
-    let Value::Array(mut parts) = values.pop()? else {
-        return None;
-    };
-    let is_message = matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message");
-    match (is_message, parts.pop()) {
-        (true, Some(Value::BulkString(payload))) => Some(payload),
-        _ => None,
-    }
 }
 
 fn wait(wires: &[(usize, Wire, bool)], at_most: Duration) {
