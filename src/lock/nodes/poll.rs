@@ -388,20 +388,8 @@ impl Loop {
             }
         }
         loop {
-            self.pump_retired();
-            for index in 0..self.wires.len() {
-                let Some(kept) = self.wires[index].as_mut() else {
-                    continue;
-                };
-                for (sink, answer) in kept.wire.exchange() {
-                    match sink {
-                        Sink::Late(id) => self.deliver(id, Feed::Answer(answer)),
-                        Sink::Pushed => self.keep_pushed(index, answer),
-                        _ => {}
-                    }
-                }
-            }
-            self.expire_tasks();
+            // Late replies as between rounds; messages land in `pushed`.
+            self.pump();
             heard.messages.append(&mut self.pushed);
             if !heard.messages.is_empty() || heard.rang || until.has_passed() {
                 return heard;
