@@ -7,8 +7,7 @@ use crate::exit::{self, usage, Outcome};
 use crate::hold::{self, GaveBack};
 use crate::lock::{KeyState, Kind, Limit, LockError, Redlock, Target};
 use crate::report::{Event, Reporter};
-use crate::signals;
-use crate::take::take_lock;
+use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
 use std::io::Write;
 use std::sync::mpsc;
@@ -21,28 +20,15 @@ pub(crate) fn acquire(
     let take = &args.take;
     let (target, _) = config.take(take, None)?;
     let (wake_tx, wakes) = mpsc::channel();
-    // Watching until the end of this function, so that a signal still wakes the wait.
-    let watch = if take.wait.is_some() {
-        let wake = crate::lock::Wake::Interrupted;
-        Some(signals::watch(
-            &signals::TERMINATING,
-            wake_tx.clone(),
-            wake,
-        )?)
-    } else {
-        // One attempt never pauses, so nothing needs waking: blocking the signals is enough to
-        // finish the attempt and then act on them, and saves starting a thread.
-        signals::block(&signals::TERMINATING)?;
-        None
-    };
     let mut lock = config.redlock(reporter);
-    let bell = watch.as_ref().map(signals::Watch::bell);
+    // Watching until the end of this function, so that a signal still wakes the wait.
+    let _watch = WaitSignals::start(&lock, take, &wake_tx)?;
     let held = take_lock(
         &mut lock,
         &target,
         take,
         None,
-        (&wake_tx, &wakes, bell),
+        (&wake_tx, &wakes, &_watch),
         reporter,
     )?;
     let key = &held.key;

@@ -5,13 +5,12 @@
 //! inherits the block and only a signalfd ever receives them: our watcher thread's, while a wait
 //! must be woken by them, or the one `exec` supervises its command with. That lets a waiting
 //! acquire stop cleanly (nothing left on any server) and lets `exec` decide what each signal
-//! means. A blocked mask survives `execve`; std's `Command` clears it in the child it starts.
+//! means. A blocked mask survives `execve`; `exec` starts its command with an empty one.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use std::io::Write;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
@@ -26,18 +25,6 @@ pub(crate) struct Watch {
     /// Closing our end tells the thread to stop.
     stop: Option<UnixStream>,
     thread: Option<JoinHandle<()>>,
-    /// Readable once the thread has sent something: for a wait that polls sockets rather than
-    /// the channel (`bell`).
-    bell: UnixStream,
-}
-
-impl Watch {
-    /// A socket that becomes readable each time the thread has sent on its channel, so that a
-    /// wait can poll(2) it beside its own sockets and read the channel when it is. Reading it
-    /// empty is the waiter's business.
-    pub(crate) fn bell(&self) -> BorrowedFd<'_> {
-        self.bell.as_fd()
-    }
 }
 
 impl Drop for Watch {
@@ -59,9 +46,6 @@ pub(crate) fn watch<T: Send + 'static>(
     block(signals)?;
     let fd = signal_fd(signals)?;
     let (stop, stopped) = UnixStream::pair()?;
-    let (bell, ring) = UnixStream::pair()?;
-    bell.set_nonblocking(true)?;
-    ring.set_nonblocking(true)?;
     let thread = std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
@@ -80,14 +64,11 @@ pub(crate) fn watch<T: Send + 'static>(
                 if tx.send(wrap(signal)).is_err() {
                     return;
                 }
-                // A full socket already rings.
-                let _ = (&ring).write(&[1]);
             }
         })?;
     Ok(Watch {
         stop: Some(stop),
         thread: Some(thread),
-        bell,
     })
 }
 

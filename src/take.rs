@@ -3,27 +3,59 @@
 
 use crate::cli::TakeArgs;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
+use crate::lock::{self, Interrupt, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, Event, Level, Reporter};
 use crate::{signals, token};
-use std::os::fd::BorrowedFd;
+use nix::sys::signalfd::SignalFd;
+use std::os::fd::AsFd;
 use std::sync::mpsc;
 
+/// How a wait hears the signals that stop it (`signals::TERMINATING`, blocked from here on):
+/// none without a wait (one attempt never pauses: a signal stays pending for the check after
+/// it); from a signalfd it polls beside its connections when it listens on them; else from a
+/// watcher thread, as messages on the wake channel. Dropping it stops the watching.
+pub(crate) enum WaitSignals {
+    None,
+    Polled(SignalFd),
+    /// Kept for its drop, which stops the thread.
+    Watched {
+        _thread: signals::Watch,
+    },
+}
+
+impl WaitSignals {
+    pub(crate) fn start(
+        lock: &Redlock,
+        take: &TakeArgs,
+        notify: &mpsc::Sender<Wake>,
+    ) -> std::io::Result<WaitSignals> {
+        if take.wait.is_none() {
+            signals::block(&signals::TERMINATING)?;
+            return Ok(WaitSignals::None);
+        }
+        if lock.listens_on_its_connections() {
+            signals::block(&signals::TERMINATING)?;
+            return Ok(WaitSignals::Polled(signals::signal_fd(
+                &signals::TERMINATING,
+            )?));
+        }
+        let watch = signals::watch(&signals::TERMINATING, notify.clone(), Wake::Interrupted)?;
+        Ok(WaitSignals::Watched { _thread: watch })
+    }
+}
+
 /// Acquires `target` (what `take` asks for, checked by `config`), turning refusals into
-/// outcomes. Signals and release notifications arrive on `wakes`; `notify` is its sending side,
-/// for the subscriptions, and `bell` (the signal watcher's) is readable when a signal was sent
-/// on it. `command` is what `exec` runs, recorded in the token for `status` to show.
+/// outcomes. Signals and release notifications arrive on `wakes`, or, for a wait that listens on
+/// its connections, signals on the signalfd of `signals`; `notify` is the channel's sending
+/// side, for the subscriptions. `command` is what `exec` runs, recorded in the token for
+/// `status` to show.
 pub(crate) fn take_lock(
     lock: &mut Redlock,
     target: &Target,
     take: &TakeArgs,
     command: Option<&str>,
-    (notify, wakes, bell): (
-        &mpsc::Sender<Wake>,
-        &mpsc::Receiver<Wake>,
-        Option<BorrowedFd<'_>>,
-    ),
+    (notify, wakes, watching): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>, &WaitSignals),
     reporter: Reporter,
 ) -> anyhow::Result<lock::Held> {
     // The live line is for people at a terminal: not with -q, nor among JSON log lines.
@@ -37,6 +69,17 @@ pub(crate) fn take_lock(
             line.show(progress);
         }
     };
+    let take_signal = || match watching {
+        WaitSignals::Polled(fd) => signals::read(fd).map(Wake::Interrupted),
+        _ => None,
+    };
+    let interrupt = match watching {
+        WaitSignals::Polled(fd) => Some(Interrupt {
+            fd: fd.as_fd(),
+            take: &take_signal,
+        }),
+        _ => None,
+    };
     let waiting = Waiting {
         wait: take.wait,
         retry: RetryPolicy {
@@ -45,7 +88,7 @@ pub(crate) fn take_lock(
         wakes: Some(wakes),
         // Release notifications join the channel the signals arrive on.
         notify: take.wait.map(|_| notify.clone()),
-        bell,
+        interrupt,
         progress: Some(&mut show),
     };
     let started = crate::clock::BootInstant::now();

@@ -19,7 +19,7 @@ use crate::exit::{self, Outcome};
 use crate::hold::{self, Acquired, Hold};
 use crate::lock::{self, Held, Holding, Redlock, Target, Wake};
 use crate::report::{Event as Log, Reporter};
-use crate::take::take_lock;
+use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
@@ -66,20 +66,13 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let (wake_tx, wakes) = mpsc::channel();
     // Only a wait needs waking by a signal; one attempt is bounded by --timeout, and a signal
     // that comes meanwhile stays pending for `take_lock`'s check or the supervise loop.
-    let watch = match take.wait {
-        Some(_) => Some(signals::watch(
-            &signals::TERMINATING,
-            wake_tx.clone(),
-            Wake::Interrupted,
-        )?),
-        None => None,
-    };
+    let watch = WaitSignals::start(&lock, take, &wake_tx)?;
     let held = take_lock(
         &mut lock,
         &target,
         take,
         Some(&args.command.join(" ")),
-        (&wake_tx, &wakes, watch.as_ref().map(signals::Watch::bell)),
+        (&wake_tx, &wakes, &watch),
         reporter,
     )?;
     drop(watch);

@@ -50,4 +50,4 @@ pub(crate) use verdict::{
     describe_foreign, describe_shared, describe_token, holding, Holding, KeyState, ServerState,
     SharedHolder,
 };
-pub(crate) use wait::{jitter, RetryPolicy, WaitProgress, Waiting, Wake};
+pub(crate) use wait::{jitter, Interrupt, RetryPolicy, WaitProgress, Waiting, Wake};

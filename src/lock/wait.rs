@@ -33,6 +33,14 @@ impl Wake {
     }
 }
 
+/// Something besides the servers that can end a pause: `fd` is polled beside the connections
+/// a waiter listens on, and once it is readable, `take` says what it brought (if anything).
+#[derive(Clone, Copy)]
+pub(crate) struct Interrupt<'a> {
+    pub(crate) fd: BorrowedFd<'a>,
+    pub(crate) take: &'a dyn Fn() -> Option<Wake>,
+}
+
 /// How a waiting acquire waits, and what it may report while it does.
 pub(crate) struct Waiting<'a> {
     /// Keep trying this long; `None` means one attempt.
@@ -43,9 +51,9 @@ pub(crate) struct Waiting<'a> {
     /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
     /// retries on its schedule.
     pub(crate) notify: Option<Sender<Wake>>,
-    /// Readable when something was sent on `wakes` by another thread (a signal): a waiter that
-    /// listens on the rounds' own connections polls it beside them (`Nodes::listen`).
-    pub(crate) bell: Option<BorrowedFd<'a>>,
+    /// What else ends a pause of a waiter that listens on the rounds' own connections
+    /// (`Nodes::listen`), which waits on sockets rather than on `wakes`: a signal.
+    pub(crate) interrupt: Option<Interrupt<'a>>,
     /// Told where things stand before each pause, and about once a second during one.
     pub(crate) progress: Option<&'a mut dyn FnMut(&WaitProgress)>,
 }
@@ -117,7 +125,7 @@ impl Redlock {
             retry,
             wakes,
             notify,
-            bell,
+            interrupt,
             mut progress,
         } = waiting;
         let started = BootInstant::now();
@@ -222,7 +230,7 @@ impl Redlock {
             let (until, needed) = (BootInstant::now().add(pause), self.quorum());
             let nodes = &mut self.nodes;
             let mut next_wake = |at_most: Duration| match &channel {
-                Some(channel) => listen(nodes, channel, (wakes, bell), &mut heard, at_most),
+                Some(channel) => listen(nodes, channel, (wakes, interrupt), &mut heard, at_most),
                 None => pause_until_woken(wakes, at_most),
             };
             let mut woken = 0;
@@ -350,12 +358,12 @@ fn gather_released(next_wake: &mut NextWake<'_>, more: usize) -> (usize, Option<
 }
 
 /// The next wake-up of a waiter that listens on the rounds' own connections (`Nodes::listen`):
-/// a message from a server (one wake-up each), or what another thread sent on `wakes` (a
-/// signal, with the bell rung), within `at_most`.
+/// a message from a server (one wake-up each), what `interrupt` brought (a signal), or what
+/// came on `wakes`, within `at_most`.
 fn listen(
     nodes: &mut Nodes,
     channel: &str,
-    (wakes, bell): (Option<&Receiver<Wake>>, Option<BorrowedFd<'_>>),
+    (wakes, interrupt): (Option<&Receiver<Wake>>, Option<Interrupt<'_>>),
     heard: &mut VecDeque<Wake>,
     at_most: Duration,
 ) -> Option<Wake> {
@@ -370,10 +378,9 @@ fn listen(
         if until.has_passed() {
             return None;
         }
-        let news = nodes.listen(channel, until, bell);
-        if let (true, Some(bell)) = (news.rang, bell) {
-            let mut bytes = [0u8; 64];
-            while matches!(rustix::io::read(bell, &mut bytes), Ok(n) if n > 0) {}
+        let news = nodes.listen(channel, until, interrupt.map(|interrupt| interrupt.fd));
+        if let Some(wake) = interrupt.filter(|_| news.rang).and_then(|i| (i.take)()) {
+            return Some(wake);
         }
         // Anything but `done` (a waiter's own leaving, which a waiter listening here never
         // announces) says the lock was handed to us.

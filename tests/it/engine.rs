@@ -1,5 +1,6 @@
 //! acquire, release, extend and status against real servers, with real faults.
 
+use crate::support::waiters::subscribers;
 use crate::support::*;
 use std::time::{Duration, Instant};
 
@@ -375,6 +376,29 @@ fn a_signal_while_waiting_stops_cleanly() {
     let output = child.wait();
     assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
     assert_eq!(cluster.holding(KEY, &token), 3);
+}
+
+#[test]
+fn a_signal_stops_a_waiting_exec_while_it_listens_and_nothing_is_queued() {
+    // A waiter on plain servers listens on its attempts' own connections and polls a signalfd
+    // beside them, with no thread: the signal must still end the wait at once.
+    let cluster = Cluster::start(3);
+    let token = cluster.acquire_token("job", &["--ttl", "60s"]);
+    let child = cluster.spawn(&["exec", "job", "--wait", "60s", "--", "true"]);
+    wait_for("the waiter to listen everywhere", SLACK, || {
+        blocks_sigterm(child.id()) && subscribers(&cluster) == 3
+    });
+    signal(child.id() as i32, libc::SIGINT);
+    let output = child.finish(SLACK);
+    assert_eq!(output.status.code(), Some(130), "{}", stderr_of(&output));
+    assert_eq!(cluster.holding(KEY, &token), 3);
+    for server in &cluster.servers {
+        let queued: Vec<String> = redis::cmd("KEYS")
+            .arg("*queue*")
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(queued, Vec::<String>::new(), "{}", server.url());
+    }
 }
 
 #[test]

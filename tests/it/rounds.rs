@@ -141,12 +141,12 @@ fn a_waiter_listens_on_the_connections_its_attempts_use() {
         assert!(others[0].contains(" sub=1 "), "{}", others[0]);
         assert!(others[0].contains("cmd=subscribe"), "{}", others[0]);
     }
-    // The main thread, which makes the rounds and listens, and the one that watches for
-    // signals (subscriptions on connections of their own would add one more, and a thread
-    // per server three).
+    // One thread: it makes the rounds and listens on their connections, and polls a signalfd
+    // beside them (a thread watching for signals would make two, subscriptions on connections
+    // of their own three, and a thread per server five).
     assert_eq!(
         threads_of(pid),
-        2,
+        1,
         "threads of a waiting acquire on 3 servers"
     );
     let started = Instant::now();

@@ -364,8 +364,8 @@ impl Loop {
         }
     }
 
-    /// Listens on every open wire for messages on `channel` until one comes, `bell` (a socket
-    /// another thread writes to) is readable, or `until`; late replies are handled meanwhile
+    /// Listens on every open wire for messages on `channel` until one comes, `bell` (a signalfd,
+    /// say) is readable, or `until`; late replies are handled meanwhile
     /// as between rounds. Each wire subscribed behind its round's request (`round` with
     /// `listen`); one that sent another request since (a clean-up) subscribes again now.
     ///
