@@ -37,7 +37,7 @@ pub(crate) fn width() -> usize {
 /// The command line as clap parses it, with each page's help text attached after its options,
 /// laid out for `width` columns.
 pub(crate) fn command(width: usize) -> clap::Command {
-    let mut command = Cli::command().term_width(width);
+    let mut command = crate::cli::whole(Cli::command()).term_width(width);
     for page in Page::ALL {
         let after = text::after_help(page, width);
         command = match page.command() {
