@@ -20,7 +20,6 @@ use std::io::{self, IsTerminal};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
-use std::time::Duration;
 
 pub(crate) struct Supervised {
     /// The command's pid.
@@ -52,16 +51,15 @@ impl SpawnError {
 }
 
 impl Supervised {
-    /// Starts `argv` with `env` added (or, for a `None` value, removed). Must be called from the
-    /// main thread: the kernel sends the guardian's parent-death signal when the *thread* that
-    /// forked it exits.
+    /// Starts `argv` with `env` added (or, for a `None` value, removed) in the process group
+    /// `guardian` leads (`Guardian::start`, from the main thread: the kernel sends its
+    /// parent-death signal when the *thread* that forked it exits).
     pub(crate) fn spawn(
         argv: &[String],
         env: &[(&str, Option<&str>)],
-        grace: Duration,
+        guardian: Guardian,
     ) -> Result<Supervised, SpawnError> {
         let take_terminal = foreground_terminal();
-        let guardian = Guardian::start(grace).map_err(SpawnError::Other)?;
         let pgid = guardian.group();
         let terminal_owner = take_terminal.then(|| {
             // The group gets the terminal before the command is in it, so a command reading the

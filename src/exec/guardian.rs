@@ -1,5 +1,6 @@
 //! The guardian: a small process, forked from us before the command starts, that does nothing
-//! until we die and then stops the command's whole process group. It is what keeps the command
+//! until we die and then stops the command's whole process group. A waiting `exec` forks it
+//! before it waits, so that the hand-over of a busy lock does not wait for the fork. It is what keeps the command
 //! from running on unprotected after redlock is SIGKILLed (or OOM-killed): nothing of ours renews
 //! the lock then, and it expires by its TTL.
 //!
@@ -101,8 +102,20 @@ impl Guardian {
     /// run no further instruction. It is reaped when the returned value is dropped, so that it
     /// can die while we release the lock rather than while we wait for it.
     pub(super) fn dismiss(self) -> Dismissed {
+        let pid = self.pid;
+        // Its own drop would reap it at once.
+        std::mem::forget(self);
+        let _ = kill(pid, Signal::SIGKILL);
+        Dismissed(pid)
+    }
+}
+
+/// A guardian no command joined (the lock was not granted, or the command could not start) is
+/// killed and reaped.
+impl Drop for Guardian {
+    fn drop(&mut self) {
         let _ = kill(self.pid, Signal::SIGKILL);
-        Dismissed(self.pid)
+        let _ = waitpid(self.pid, None);
     }
 }
 

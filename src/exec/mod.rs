@@ -24,6 +24,7 @@ use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
 use child::{SpawnError, Supervised};
 use events::Events;
+use guardian::Guardian;
 use renew::Watchdog;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::sync::mpsc;
@@ -67,6 +68,13 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     // Only a wait needs waking by a signal; one attempt is bounded by --timeout, and a signal
     // that comes meanwhile stays pending for `take_lock`'s check or the supervise loop.
     let watch = WaitSignals::start(&lock, take, &wake_tx)?;
+    // A waiting exec forks the guardian before it waits: a busy lock's hand-over then goes
+    // straight from the grant to the command (the fork costs as much as the rest of a
+    // hand-over's work on our side). Without a wait it is forked after the grant, for a busy
+    // lock costs it nothing then. If it cannot be forked now, it is tried again after.
+    let early_guardian = take
+        .wait
+        .and_then(|_| Guardian::start(schedule.grace()).ok());
     let held = take_lock(
         &mut lock,
         &target,
@@ -102,13 +110,18 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         ("REDLOCK_SLOT", slot.as_deref()),
         ("REDLOCK_SHARED", target.is_shared().then_some("1")),
     ];
-    let command = match Supervised::spawn(&args.command, &env, schedule.grace()) {
-        Ok(command) => command,
-        Err(err) => {
-            let _ = lock.release(&target, &key, &held.token);
-            return Err(spawn_failure(&args.command[0], err));
-        }
+    let guardian = match early_guardian {
+        Some(guardian) => Ok(guardian),
+        None => Guardian::start(schedule.grace()).map_err(SpawnError::Other),
     };
+    let command =
+        match guardian.and_then(|guardian| Supervised::spawn(&args.command, &env, guardian)) {
+            Ok(command) => command,
+            Err(err) => {
+                let _ = lock.release(&target, &key, &held.token);
+                return Err(spawn_failure(&args.command[0], err));
+            }
+        };
 
     let pid = command.pid();
     let running_since = BootInstant::now();

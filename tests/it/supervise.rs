@@ -133,3 +133,38 @@ fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
     assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
     wait_for("the background sleep to die", SLACK, || !alive(sleep));
 }
+
+/// Processes whose command line has `needle` among its arguments.
+fn processes_with_argument(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .split(|&b| b == 0)
+                    .any(|arg| arg == needle.as_bytes())
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_waiting_exec_that_gives_up_leaves_no_guardian_behind() {
+    // A waiting exec forks its guardian (a copy of itself, same command line) before it waits;
+    // when the wait ends without the lock, the guardian must go with it. The lock's name is
+    // this test's alone, so that other tests' processes are not counted.
+    let name = format!("guardian-check-{}", std::process::id());
+    let cluster = Cluster::start(1);
+    let _holder = cluster.acquire_token(&name, &["--ttl", "60s"]);
+    let mut exec = cluster.redlock();
+    exec.args(["exec", &name, "--wait", "300ms", "--", "true"]);
+    let waiting = exec.spawn();
+    let pid = waiting.id() as i32;
+    wait_for("the guardian to be forked", SLACK, || {
+        processes_with_argument(&name).iter().any(|&p| p != pid)
+    });
+    let output = waiting.finish(SLACK);
+    assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
+    assert_eq!(processes_with_argument(&name), Vec::<i32>::new());
+}
