@@ -56,6 +56,14 @@ impl Guardian {
                 // Every signal blocked: those forwarded to the command's group (while we are in
                 // it) and a terminal's Ctrl-Z must not stop or kill the guardian.
                 libc::sigprocmask(libc::SIG_SETMASK, everything.as_ref(), std::ptr::null_mut());
+                // None of our descriptors: a socket our signal watcher waits to see closed, a
+                // server connection, a pipe someone reads to its end must not stay open for as
+                // long as the guardian lives. (Linux 5.9 and later close them in one call.)
+                if libc::syscall(libc::SYS_close_range, 0, libc::c_uint::MAX, 0) != 0 {
+                    for fd in 0..1024 {
+                        libc::close(fd);
+                    }
+                }
                 // Our own group, named by our pid. The parent does the same (below), so the
                 // group exists whichever of us runs first.
                 libc::setpgid(0, 0);

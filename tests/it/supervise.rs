@@ -168,3 +168,33 @@ fn a_waiting_exec_that_gives_up_leaves_no_guardian_behind() {
     assert_eq!(output.status.code(), Some(75), "{}", stderr_of(&output));
     assert_eq!(processes_with_argument(&name), Vec::<i32>::new());
 }
+
+#[test]
+fn the_guardian_keeps_none_of_redlocks_descriptors_open() {
+    // A guardian that held a copy of redlock's sockets would keep a server connection (or the
+    // socket that stops redlock's signal watcher) open for as long as it lives.
+    let cluster = Cluster::start(1);
+    let script = r#"echo $$ > "$DIR/shell"; touch "$DIR/ready"; while [ ! -e "$DIR/done" ]; do sleep 0.05; done"#;
+    let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], script);
+    let shell: i32 = read(&dir.path().join("shell")).parse().unwrap();
+    let redlock = child.id() as i32;
+    let guardians: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&pid| {
+            pid != shell && stat_of(pid).is_some_and(|stat| stat[1] == redlock.to_string())
+        })
+        .collect();
+    assert_eq!(
+        guardians.len(),
+        1,
+        "redlock's children other than the command"
+    );
+    let open = std::fs::read_dir(format!("/proc/{}/fd", guardians[0]))
+        .unwrap()
+        .count();
+    assert_eq!(open, 0, "descriptors the guardian holds");
+    std::fs::write(dir.path().join("done"), "").unwrap();
+    let output = child.finish(SLACK);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+}
