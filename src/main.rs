@@ -7,6 +7,8 @@ mod dispatch;
 mod exec;
 mod exit;
 mod generate;
+#[cfg(target_env = "musl")]
+mod heap;
 mod help;
 mod hold;
 mod human;
@@ -26,10 +28,10 @@ mod usage;
 
 use report::Reporter;
 
-/// The static musl build's allocator (see Cargo.toml): musl's own would cost a quarter of a start.
+/// The static musl build's allocator (heap.rs; Cargo.toml says why not musl's own).
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: heap::Heap = heap::Heap::new();
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
