@@ -11,6 +11,7 @@
 mod ask;
 mod behind;
 mod late;
+mod listen;
 mod poll;
 
 use crate::clock::BootInstant;
@@ -19,7 +20,7 @@ use crate::clock::BootInstant;
 use crate::server::{Server, Session};
 use ask::ask;
 use late::Late;
-pub(crate) use poll::Heard;
+pub(crate) use listen::Heard;
 use poll::{Loop, Unfinished};
 use redis::RedisResult;
 use std::os::fd::BorrowedFd;

@@ -143,21 +143,44 @@ impl RedisCluster {
 
     /// `CLUSTER FAILOVER` on the replica of the master on `port`; returns once every running
     /// node names the replica as the slots' master. Returns the new master's port.
+    ///
+    /// A manual failover that the old master does not complete within Redis's own limit (5 s:
+    /// a loaded machine can make it miss that) is abandoned by the replica without a word, so
+    /// it is asked again, each time once that limit has passed, until `SETTLE`.
     pub fn failover(&self, port: u16) -> u16 {
+        const MANUAL_FAILOVER_LIMIT: Duration = Duration::from_secs(6);
         let replica = self.replica_of(port).expect("a replica").port;
-        let _: () = redis::cmd("CLUSTER")
-            .arg("FAILOVER")
-            .query(&mut self.node(replica).connection())
-            .expect("CLUSTER FAILOVER");
-        self.wait_master(replica);
-        replica
+        let deadline = Instant::now() + SETTLE;
+        loop {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("FAILOVER")
+                .query(&mut self.node(replica).connection())
+                .expect("CLUSTER FAILOVER");
+            let asked = Instant::now();
+            while asked.elapsed() < MANUAL_FAILOVER_LIMIT {
+                if self.is_master(replica) {
+                    self.wait_master(replica);
+                    return replica;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the replica on {replica} did not become the master within {SETTLE:?}"
+            );
+        }
+    }
+
+    /// Whether the node on `port` is a master in its own eyes and in `CLUSTER SLOTS`.
+    fn is_master(&self, port: u16) -> bool {
+        info(self.node(port), "ROLE", "").starts_with("master")
+            && self.slots().iter().any(|(_, _, p)| *p == port)
     }
 
     /// Waits until the node on `port` is a master in its own eyes and in `CLUSTER SLOTS`.
     pub fn wait_master(&self, port: u16) {
         wait_for("the replica to become the master", SETTLE, || {
-            info(self.node(port), "ROLE", "").starts_with("master")
-                && self.slots().iter().any(|(_, _, p)| *p == port)
+            self.is_master(port)
         });
     }
 
