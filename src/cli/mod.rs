@@ -57,55 +57,100 @@ pub(crate) enum Command {
     Generate(GenerateArgs),
 }
 
-/// Builds a subcommand: its name, its line in the list of subcommands and its arguments, these
-/// last only when clap builds it (`false`) or at once (`true`).
-type Builder = fn(bool) -> clap::Command;
+/// One subcommand: its name, how it is built (its line in the list of subcommands and its
+/// arguments, these last at once with `true` or only when clap builds it with `false`), and how
+/// its arguments are read back.
+struct Entry {
+    name: &'static str,
+    build: fn(&'static str, bool) -> clap::Command,
+    read: fn(&mut ArgMatches) -> Result<Command, clap::Error>,
+}
 
 /// Every subcommand, in the order help lists them.
-const SUBCOMMANDS: &[Builder] = &[
-    |now| {
-        subcommand::<AcquireArgs>(
-            ("acquire", now),
-            "Take the lock once (or keep trying for --wait) and print its token",
-        )
+const SUBCOMMANDS: &[Entry] = &[
+    Entry {
+        name: "acquire",
+        build: |name, now| {
+            subcommand::<AcquireArgs>(
+                (name, now),
+                "Take the lock once (or keep trying for --wait) and print its token",
+            )
+        },
+        read: |matches| {
+            Ok(Command::Acquire(AcquireArgs::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
-    |now| {
-        subcommand::<ReleaseArgs>(
-            ("release", now),
-            "Release a lock held by TOKEN (compare-and-delete on every server)",
-        )
+    Entry {
+        name: "release",
+        build: |name, now| {
+            subcommand::<ReleaseArgs>(
+                (name, now),
+                "Release a lock held by TOKEN (compare-and-delete on every server)",
+            )
+        },
+        read: |matches| {
+            Ok(Command::Release(ReleaseArgs::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
-    |now| {
-        subcommand::<ExtendArgs>(
-            ("extend", now),
-            "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
-        )
+    Entry {
+        name: "extend",
+        build: |name, now| {
+            subcommand::<ExtendArgs>(
+                (name, now),
+                "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
+            )
+        },
+        read: |matches| Ok(Command::Extend(ExtendArgs::from_arg_matches_mut(matches)?)),
     },
-    |now| {
-        subcommand::<StatusArgs>(
-            ("status", now),
-            "Show who holds a lock on each server, or list every lock under the prefix",
-        )
+    Entry {
+        name: "status",
+        build: |name, now| {
+            subcommand::<StatusArgs>(
+                (name, now),
+                "Show who holds a lock on each server, or list every lock under the prefix",
+            )
+        },
+        read: |matches| Ok(Command::Status(StatusArgs::from_arg_matches_mut(matches)?)),
     },
-    |now| {
-        subcommand::<ExecArgs>(
-            ("exec", now),
-            "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
-        )
+    Entry {
+        name: "exec",
+        build: |name, now| {
+            subcommand::<ExecArgs>(
+                (name, now),
+                "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
+            )
+        },
+        read: |matches| Ok(Command::Exec(ExecArgs::from_arg_matches_mut(matches)?)),
     },
-    |now| {
-        subcommand::<LatchArgs>(
-            ("latch", now),
-            "A countdown latch: wait until N jobs on other hosts are done (set, done, wait, status)",
-        )
-        .after_help(latch::help())
+    Entry {
+        name: "latch",
+        build: |name, now| {
+            subcommand::<LatchArgs>(
+                (name, now),
+                "A countdown latch: wait until N jobs on other hosts are done (set, done, wait, status)",
+            )
+            .after_help(latch::help())
+        },
+        read: |matches| Ok(Command::Latch(LatchArgs::from_arg_matches_mut(matches)?)),
     },
-    |now| {
-        subcommand::<GenerateArgs>(
-            ("generate", now),
-            "Write shell completions or man pages (for packagers)",
-        )
-        .hide(true)
+    Entry {
+        name: "generate",
+        build: |name, now| {
+            subcommand::<GenerateArgs>(
+                (name, now),
+                "Write shell completions or man pages (for packagers)",
+            )
+            .hide(true)
+        },
+        read: |matches| {
+            Ok(Command::Generate(GenerateArgs::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
 ];
 
@@ -130,18 +175,19 @@ fn subcommand<A: Args>((name, now): (&'static str, bool), about: &'static str) -
 /// completions. Parsing builds only the subcommand it runs.
 pub(crate) fn whole(command: clap::Command) -> clap::Command {
     let listed = SUBCOMMANDS.iter().enumerate();
-    listed.fold(command, |command, (place, build)| {
-        let name = build(false).get_name().to_string();
+    listed.fold(command, |command, (place, entry)| {
         // In the list where `subcommand` put it (clap numbers them as they are added).
-        command.mut_subcommand(name, |_| build(true).display_order(place))
+        command.mut_subcommand(entry.name, |_| {
+            (entry.build)(entry.name, true).display_order(place)
+        })
     })
 }
 
 impl Subcommand for Command {
     fn augment_subcommands(command: clap::Command) -> clap::Command {
-        SUBCOMMANDS
-            .iter()
-            .fold(command, |command, build| command.subcommand(build(false)))
+        SUBCOMMANDS.iter().fold(command, |command, entry| {
+            command.subcommand((entry.build)(entry.name, false))
+        })
     }
 
     fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
@@ -149,9 +195,7 @@ impl Subcommand for Command {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        SUBCOMMANDS
-            .iter()
-            .any(|build| build(false).get_name() == name)
+        SUBCOMMANDS.iter().any(|entry| entry.name == name)
     }
 }
 
@@ -167,22 +211,13 @@ impl FromArgMatches for Command {
                 "a subcommand is required but one was not provided",
             ));
         };
-        let sub = &mut sub;
-        Ok(match name.as_str() {
-            "acquire" => Command::Acquire(AcquireArgs::from_arg_matches_mut(sub)?),
-            "release" => Command::Release(ReleaseArgs::from_arg_matches_mut(sub)?),
-            "extend" => Command::Extend(ExtendArgs::from_arg_matches_mut(sub)?),
-            "status" => Command::Status(StatusArgs::from_arg_matches_mut(sub)?),
-            "exec" => Command::Exec(ExecArgs::from_arg_matches_mut(sub)?),
-            "latch" => Command::Latch(LatchArgs::from_arg_matches_mut(sub)?),
-            "generate" => Command::Generate(GenerateArgs::from_arg_matches_mut(sub)?),
-            other => {
-                return Err(clap::Error::raw(
-                    ErrorKind::InvalidSubcommand,
-                    format!("the subcommand '{other}' wasn't recognized"),
-                ))
-            }
-        })
+        match SUBCOMMANDS.iter().find(|entry| entry.name == name) {
+            Some(entry) => (entry.read)(&mut sub),
+            None => Err(clap::Error::raw(
+                ErrorKind::InvalidSubcommand,
+                format!("the subcommand '{name}' wasn't recognized"),
+            )),
+        }
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {

@@ -228,7 +228,7 @@ impl Redlock {
         // us, so a release that comes after our place in the queue finds us listening (wait.rs).
         let channel = waiter
             .filter(|waiter| waiter.on_wires)
-            .map(|waiter| format!("{}{}", target.wake_prefix(), waiter.entry));
+            .map(|waiter| waiter.channel(target));
         let (replies, pending) = self.nodes.round_until(
             op,
             |replies| !patient && decided(replies, needed, servers, target.width()),

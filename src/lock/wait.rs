@@ -146,7 +146,7 @@ impl Redlock {
         let channel = match waiter.as_mut() {
             Some(waiter) if self.nodes.listens() => {
                 waiter.on_wires = true;
-                Some(format!("{}{}", target.wake_prefix(), waiter.entry))
+                Some(waiter.channel(target))
             }
             _ => None,
         };
@@ -192,7 +192,7 @@ impl Redlock {
                 if let (Some(notify), Some(waiter)) = (&notify, waiter.as_mut()) {
                     subscriptions = Some(Subscriptions::start(
                         self.servers(),
-                        &format!("{}{}", target.wake_prefix(), waiter.entry),
+                        &waiter.channel(target),
                         self.nodes.timeout(),
                         (notify.clone(), Wake::Released),
                     ));

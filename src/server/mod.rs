@@ -33,7 +33,7 @@ pub(crate) use session::Session;
 use std::sync::Arc;
 use std::time::Duration;
 use url::{check_query, normalize, redact};
-pub(crate) use wire::{payload, wait_any, Answer, Failure, Plain, Sink, Wire};
+pub(crate) use wire::{payload, wait_any, wait_any_or, Answer, Failure, Plain, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]

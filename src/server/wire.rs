@@ -403,25 +403,39 @@ fn is_message(value: &Value) -> bool {
 
 /// The payload of a message that came as `Sink::Pushed` (`["message", channel, payload]`).
 pub(crate) fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
-    let Value::Array(mut parts) = values.pop()? else {
+    let message = values.pop().filter(is_message)?;
+    let Value::Array(mut parts) = message else {
         return None;
     };
-    let is_message = matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message");
-    match (is_message, parts.pop()) {
-        (true, Some(Value::BulkString(payload))) => Some(payload),
+    match parts.pop() {
+        Some(Value::BulkString(payload)) => Some(payload),
         _ => None,
     }
 }
 
 /// Waits up to `at_most` until one of `wires` (the failed ones aside) can move bytes the way
 /// it wants to (`Wire::interest`): the one poll(2) of a round, or of a waiter's subscriptions.
+/// Returns at once when none is left to wait on.
 pub(crate) fn wait_any<'a>(wires: impl Iterator<Item = &'a Wire>, at_most: Duration) {
+    let live: Vec<&Wire> = wires.filter(|wire| wire.failure().is_none()).collect();
+    if !live.is_empty() && !at_most.is_zero() {
+        wait_any_or(live.into_iter(), None, at_most);
+    }
+}
+
+/// `wait_any`, also until `bell` is readable (then true), and for all of `at_most` when there is
+/// nothing to wait on: a waiter's pause between rounds (`Loop::listen`).
+pub(crate) fn wait_any_or<'a>(
+    wires: impl Iterator<Item = &'a Wire>,
+    bell: Option<BorrowedFd<'_>>,
+    at_most: Duration,
+) -> bool {
     let mut fds: Vec<PollFd<'_>> = wires
         .filter(|wire| wire.failure().is_none())
         .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
         .collect();
-    if fds.is_empty() || at_most.is_zero() {
-        return;
+    if let Some(bell) = bell {
+        fds.push(PollFd::from_borrowed_fd(bell, PollFlags::IN));
     }
     let timeout = rustix::event::Timespec {
         tv_sec: at_most.as_secs() as i64,
@@ -429,6 +443,7 @@ pub(crate) fn wait_any<'a>(wires: impl Iterator<Item = &'a Wire>, at_most: Durat
     };
     // An error (EINTR) is a wake-up like any other: the caller looks again.
     let _ = rustix::event::poll(&mut fds, Some(&timeout));
+    bell.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty())
 }
 
 fn write(stream: &mut Stream, bytes: &[u8]) -> io::Result<usize> {

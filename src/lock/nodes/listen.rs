@@ -4,8 +4,7 @@
 
 use super::poll::Loop;
 use crate::clock::BootInstant;
-use crate::server::Sink;
-use rustix::event::{PollFd, PollFlags};
+use crate::server::{wait_any_or, Sink};
 use std::os::fd::BorrowedFd;
 
 impl Loop {
@@ -43,33 +42,18 @@ impl Loop {
         }
     }
 
-    /// Waits like `wait`, also for `bell` to be readable; true if it is.
+    /// Waits like `wait`, also for `bell` to be readable (then true), and no longer than the
+    /// nearest task's deadline, when its clean-up goes out.
     fn wait_with(&mut self, until: BootInstant, bell: Option<BorrowedFd<'_>>) -> bool {
-        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
-        let retired = self.retired.iter().map(|(wire, _)| wire);
-        let mut fds: Vec<PollFd<'_>> = wires
-            .chain(retired)
-            .filter(|wire| wire.failure().is_none())
-            .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
-            .collect();
-        if let Some(bell) = bell {
-            fds.push(PollFd::from_borrowed_fd(bell, PollFlags::IN));
-        }
-        // Whatever is due first: a task's deadline (its clean-up then goes out) or `until`.
         let next = self
             .tasks
             .iter()
             .map(|task| task.by)
             .filter(|by| !by.has_passed())
             .fold(until, BootInstant::min);
-        let left = next.remaining();
-        let timeout = rustix::event::Timespec {
-            tv_sec: left.as_secs() as i64,
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
-        // An error (EINTR) is a wake-up like any other: the caller looks again.
-        let _ = rustix::event::poll(&mut fds, Some(&timeout));
-        bell.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty())
+        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
+        let retired = self.retired.iter().map(|(wire, _)| wire);
+        wait_any_or(wires.chain(retired), bell, next.remaining())
     }
 }
 

@@ -197,6 +197,11 @@ pub(crate) struct Waiter {
 }
 
 impl Waiter {
+    /// The channel a release wakes it on (step 2): the target's wake prefix, then its entry.
+    pub(crate) fn channel(&self, target: &Target) -> String {
+        format!("{}{}", target.wake_prefix(), self.entry)
+    }
+
     /// A waiter named by `id` (a fresh token) that retries about every `retry` (up to
     /// `longest_pause`) with rounds of up to `timeout`.
     pub(crate) fn new(id: String, longest_pause: Duration, timeout: Duration) -> Waiter {
