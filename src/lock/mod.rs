@@ -2,8 +2,8 @@
 //! a `Target` (a mutex or a semaphore). Everything here returns values and typed errors; it
 //! never prints and never exits.
 //!
-//! - target.rs: what is locked; keys.rs: every key name, built and parsed; limit.rs: the number
-//!   of slots a semaphore remembers, checked at each grant.
+//! - target.rs: what is locked; keys/: every key name, built and parsed (a cluster's too);
+//!   limit.rs: the number of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
 //!   wait.rs: retrying until `--wait` runs out.
