@@ -6,7 +6,7 @@
 //!   limit.rs: the number of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
-//!   wait.rs: retrying until `--wait` runs out.
+//!   wait/: retrying until `--wait` runs out (the schedule, the pause and its wake-ups).
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - shared.rs: shared holders (`--shared`) and why they exclude writers.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
