@@ -2,11 +2,11 @@
 //! a `Target` (a mutex or a semaphore). Everything here returns values and typed errors; it
 //! never prints and never exits.
 //!
-//! - target.rs: what is locked; keys.rs: every key name, built and parsed; limit.rs: the number
-//!   of slots a semaphore remembers, checked at each grant.
+//! - target.rs: what is locked; keys/: every key name, built and parsed (a cluster's too);
+//!   limit.rs: the number of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
-//!   wait.rs: retrying until `--wait` runs out.
+//!   wait/: retrying until `--wait` runs out (the schedule, the pause and its wake-ups).
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - shared.rs: shared holders (`--shared`) and why they exclude writers.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.

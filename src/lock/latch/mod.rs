@@ -17,7 +17,7 @@
 //! 3. **A waiter opens on the union over a quorum.** It needs a quorum of servers holding the
 //!    latch with one count C (a minority holding another count, a stale latch of the same name,
 //!    cannot lower it), and the ids it has seen from those servers, together, numbering at least
-//!    C (view.rs). Any two quorums share a server, so the union over any quorum includes every
+//!    C (verdict.rs). Any two quorums share a server, so the union over any quorum includes every
 //!    id whose `done` exited 0: a count-down that reached a quorum is never missed. And by (1)
 //!    the union holds only ids that were counted down: a minority down adds nothing, a server
 //!    restarted empty shows fewer ids, never more, so the latch opens only after C distinct ids
@@ -40,15 +40,17 @@
 //!
 //! - model.rs: a latch, its shape and one server's copy; lua.rs: the scripts and the message;
 //!   rounds.rs: set, done, read and list, one round each;
-//!   view.rs: what the servers showed, merged, and its verdict; wait.rs: waiting for it to open.
+//!   view.rs: what the servers showed, merged; verdict.rs: the verdict on it (rule 3);
+//!   wait.rs: waiting for it to open.
 
 mod lua;
 mod model;
 mod rounds;
+mod verdict;
 mod view;
 mod wait;
 
 pub(crate) use model::{Latch, Shape, MAX_COUNT};
 pub(crate) use rounds::{LatchError, Listed};
-pub(crate) use view::{CountedId, Counting, LatchState};
+pub(crate) use verdict::{CountedId, Counting, LatchState};
 pub(crate) use wait::{LatchWait, LatchWake, Waited};

@@ -1,0 +1,196 @@
+//! Waiting for a busy lock: attempts until one wins or `--wait` runs out, with a place in each
+//! server's queue of waiters (queue/), a retry schedule stretched by that place and bounded by
+//! the holder's observed TTL, cut short by the release that wakes us (pub/sub) and by signals.
+//!
+//! - retry.rs: how long each pause is; pause.rs: what ends a pause early (a release that wakes
+//!   us, a signal); progress.rs: what a progress display is told meanwhile.
+
+mod pause;
+mod progress;
+mod retry;
+
+pub(crate) use pause::{Interrupt, Wake};
+pub(crate) use progress::WaitProgress;
+pub(crate) use retry::{jitter, RetryPolicy};
+
+use super::engine::{Held, LockError, Redlock};
+use super::queue::{self, Waiter};
+use super::target::{Kind, Target};
+use super::verdict::{describe_foreign, describe_token};
+use super::vote::Seen;
+use crate::clock::BootInstant;
+use pause::Listening;
+use progress::Progress;
+use retry::one_shot_retry;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Duration;
+
+/// How a waiting acquire waits, and what it may report while it does.
+pub(crate) struct Waiting<'a> {
+    /// Keep trying this long; `None` means one attempt.
+    pub(crate) wait: Option<Duration>,
+    pub(crate) retry: RetryPolicy,
+    /// Signals and release notifications arrive here; either may end a pause.
+    pub(crate) wakes: Option<&'a Receiver<Wake>>,
+    /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
+    /// retries on its schedule.
+    pub(crate) notify: Option<Sender<Wake>>,
+    /// What else ends a pause of a waiter that listens on the rounds' own connections
+    /// (`Nodes::listen`), which waits on sockets rather than on `wakes`: a signal.
+    pub(crate) interrupt: Option<Interrupt<'a>>,
+    /// Told where things stand before each pause, and about once a second during one.
+    pub(crate) progress: Option<&'a mut dyn FnMut(&WaitProgress)>,
+}
+
+impl Redlock {
+    /// Acquires `target`, retrying until `waiting.wait` has passed (once only without it, except
+    /// that a split vote on a free lock is tried again a few times: retry.rs).
+    /// `new_token` makes a fresh token for every attempt.
+    ///
+    /// A waiter queues on every server (arrival order) and subscribes to its own wake-up
+    /// channel; a release wakes only the first live waiter in the queue, which asks as soon as a
+    /// quorum of servers woke it.
+    /// Everyone else sleeps on their own schedule: the jittered retry delay stretched by their
+    /// place in the queue; the head also wakes when the holder's observed TTL runs out (an
+    /// expiry announces nothing). A one-shot acquire never subscribes. A waiter on plain
+    /// servers subscribes behind every attempt on the attempt's own connection and listens on
+    /// those from this thread (queue, step 2); otherwise it subscribes once its first attempt
+    /// failed, on connections of its own.
+    ///
+    /// Safety does not depend on the queue: every grant is still a SET NX on a quorum with
+    /// positive validity (`attempt`). The queue only decides whom a release wakes early; a
+    /// waiter that is never woken (lost notification, dropped queue, a crashed server) still
+    /// asks on its own schedule, and a waiter that crashed has no subscriber left, so a release
+    /// skips it (PUBLISH reaches nobody) and wakes the next.
+    pub(crate) fn acquire(
+        &mut self,
+        target: &Target,
+        ttl: Duration,
+        waiting: Waiting<'_>,
+        new_token: &mut dyn FnMut() -> anyhow::Result<String>,
+    ) -> anyhow::Result<Result<Held, LockError>> {
+        let Waiting {
+            wait,
+            retry,
+            wakes,
+            notify,
+            interrupt,
+            progress,
+        } = waiting;
+        let started = BootInstant::now();
+        let give_up_at = wait.map(|wait| started.add(wait));
+        // Only a waiter that can be woken queues: without a subscription a queue place is
+        // worth nothing to anyone. Its entry is a token: who waits, for `status` to show.
+        let mut waiter = match notify.is_some() && wait.is_some_and(|w| !w.is_zero()) {
+            true => Some(Waiter::new(
+                queue::entry(&new_token()?, target.is_shared()),
+                retry.longest_pause(),
+                self.nodes.timeout(),
+            )),
+            false => None,
+        };
+        let mut listening = Listening::new(wakes, notify, interrupt);
+        let mut progress = Progress {
+            report: progress,
+            started,
+        };
+        // With every server plain, the waiter listens on the connections its attempts use
+        // (every attempt subscribes behind its request), from this thread; otherwise on
+        // connections of its own, a thread each (queue::Subscriptions).
+        if let Some(waiter) = waiter.as_mut().filter(|_| self.nodes.listens()) {
+            waiter.on_wires = true;
+            listening.on_wires(waiter.channel(target));
+        }
+        let mut queued = false;
+        let mut splits = 0;
+        loop {
+            let token = new_token()?;
+            let (result, seen) = self.attempt(target, &token, ttl, waiter.as_ref());
+            let failure = match result {
+                Ok(held) => {
+                    // The attempt left the queue and told our listeners to stop (queue, step
+                    // 5); dropping them stops any that did not hear it.
+                    self.waited_as = waiter.map(|waiter| waiter.entry);
+                    return Ok(Ok(held));
+                }
+                Err(failure) => failure,
+            };
+            queued |= seen.rank.is_some();
+            if let LockError::LimitMismatch { .. } = failure {
+                // Waiting cannot change the semaphore's size: give up at once, leaving nothing.
+                self.give_up(target, waiter.as_ref(), queued);
+                return Ok(Err(failure));
+            }
+            splits = if seen.split { splits + 1 } else { 0 };
+            let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
+                if give_up_at.is_none() {
+                    if let Some(pause) = one_shot_retry(&seen, splits) {
+                        std::thread::sleep(pause);
+                        continue;
+                    }
+                }
+                self.give_up(target, waiter.as_ref(), queued);
+                return Ok(Err(describe_busy(target, failure, &seen)));
+            };
+            // Not queued anywhere (no subscriptions, or every server refused the script) is
+            // treated as first in line: the schedule of a waiter without a queue.
+            let head = seen.rank.is_none_or(|rank| rank == 0);
+            if !listening.listens() {
+                if let Some(waiter) = waiter.as_mut() {
+                    if listening.subscribe(
+                        self.servers(),
+                        &waiter.channel(target),
+                        self.nodes.timeout(),
+                    ) {
+                        waiter.listening = true;
+                        // A release between that attempt and the subscription found nobody
+                        // listening on our channel and woke the next waiter instead. Only the
+                        // head would have been woken, so only the head looks again now.
+                        if head {
+                            continue;
+                        }
+                    }
+                }
+            }
+            let pause = retry.pause(&seen, splits, head).min(give_up_at.remaining());
+            let status = WaitProgress {
+                waited: started.elapsed(),
+                holder: seen.holder,
+                holder_ttl: seen.ttl,
+            };
+            let until = BootInstant::now().add(pause);
+            let needed = self.quorum();
+            if let Some(signal) =
+                listening.pause(&mut self.nodes, until, needed, &mut progress, &status)
+            {
+                self.give_up(target, waiter.as_ref(), queued);
+                return Ok(Err(LockError::Interrupted(signal)));
+            }
+        }
+    }
+
+    /// A waiter that gives up leaves the queues it joined, if it joined any (queue, step 5).
+    fn give_up(&mut self, target: &Target, waiter: Option<&Waiter>, queued: bool) {
+        if let Some(waiter) = waiter.filter(|_| queued) {
+            self.leave(target, waiter);
+        }
+    }
+}
+
+/// Fills in who holds the lock, for the message people read when they are refused, from what
+/// the refusing servers returned with their answer to the SET: no further round.
+fn describe_busy(target: &Target, failure: LockError, seen: &Seen) -> LockError {
+    match (failure, target.kind) {
+        (LockError::Busy { holder: None }, Kind::Semaphore { slots }) => LockError::Busy {
+            holder: Some(format!("someone in each of its {slots} slots")),
+        },
+        (LockError::Busy { holder: None }, Kind::Mutex) => LockError::Busy {
+            holder: seen
+                .holder
+                .as_deref()
+                .map(describe_token)
+                .or_else(|| seen.foreign.as_deref().map(describe_foreign)),
+        },
+        (other, _) => other,
+    }
+}
