@@ -7,82 +7,27 @@ use super::keys::{self, Layout, Listed};
 use super::limit::{self, Limit};
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
-use super::script::Lua;
+use super::script::{Constant, Lua, Part};
 use super::target::Target;
 use super::verdict::{describe_state, key_state, KeyState, ServerState};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// KEYS: the target's keys, its readers (shared.rs), the limit key of the semaphore of its name
-/// (limit.rs), then its queue. Returns, in one round trip, each key's type, value (strings only)
-/// and PTTL, the first `MAX_WAITERS` entries of the queue with their scores, the live shared
-/// holders with their remaining TTL in ms, and the limit key's value (false when none).
-static INSPECT: Lua = Lua::new(|| {
-    format!(
-        r"
-local keys = {{}}
-for i = 1, #KEYS - 3 do
-  local kind = redis.call('type', KEYS[i]).ok
-  local value = false
-  if kind == 'string' then value = redis.call('get', KEYS[i]) end
-  keys[i] = {{kind, value, redis.call('pttl', KEYS[i])}}
-end
-local waiting = redis.pcall('zrange', KEYS[#KEYS], 0, {last}, 'WITHSCORES')
-if type(waiting) ~= 'table' or waiting.err then waiting = {{}} end
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local readers = {{}}
-local found = redis.pcall('zrangebyscore', KEYS[#KEYS - 2], '(' .. now, '+inf', 'WITHSCORES')
-if type(found) == 'table' and not found.err then
-  for i = 1, #found, 2 do readers[#readers + 1] = {{found[i], tonumber(found[i + 1]) - now}} end
-end
-local limit = redis.pcall('get', KEYS[#KEYS - 1])
-if type(limit) ~= 'string' then limit = false end
-return {{keys, waiting, readers, limit}}",
-        last = MAX_WAITERS - 1
-    )
-});
+/// What one server holds of a target, in one round trip (inspect/inspect.lua).
+pub(super) static INSPECT: Lua = Lua::new(&[Part::new(include_str!("inspect/inspect.lua"))
+    .naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)])]);
 
-/// The live shared holders of each set of readers in KEYS, with their remaining TTL in ms.
-static READERS: Lua = Lua::new(|| {
-    r"
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local out = {}
-for k = 1, #KEYS do
-  local found = redis.call('zrangebyscore', KEYS[k], '(' .. now, '+inf', 'WITHSCORES')
-  local readers = {}
-  for i = 1, #found, 2 do readers[#readers + 1] = {found[i], tonumber(found[i + 1]) - now} end
-  out[k] = readers
-end
-return out"
-        .into()
-});
+/// The live shared holders of several locks (inspect/readers.lua).
+pub(super) static READERS: Lua = Lua::new(&[Part::new(include_str!("inspect/readers.lua"))]);
 
-/// Removes KEYS[1] whatever its value (`release --force`), and its shared holders (KEYS[3]),
-/// handing it to the next waiter of the queue KEYS[2] like a release; a semaphore's slot is
-/// followed by `limit::settle_keys` from KEYS[4], and the limit is settled. Returns {removed,
-/// value (strings only), type}.
-fn force_release_source() -> String {
-    format!(
-        "{}{}
-if redis.replicate_commands then redis.replicate_commands() end
-local kind = redis.call('type', KEYS[1]).ok
-local value = false
-if kind == 'string' then value = redis.call('get', KEYS[1]) end
-local removed = redis.call('exists', KEYS[1])
-redis.call('del', KEYS[3])
-if removed == 1 then {} end
-if #KEYS > 3 then limit_settle(KEYS[4], 5, #KEYS - 4) end
-return {{removed, value, kind}}",
-        queue::lua(),
-        limit::LUA,
-        queue::HAND_OVER_LAST_ARGS
-    )
-}
-
-static FORCE_RELEASE: Lua = Lua::new(force_release_source);
+/// `release --force` (inspect/force_release.lua).
+pub(super) static FORCE_RELEASE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    queue::FREED,
+    limit::FUNCTIONS,
+    Part::new(include_str!("inspect/force_release.lua")),
+]);
 
 /// The most waiters `status` lists.
 const MAX_WAITERS: usize = 1000;

@@ -18,6 +18,8 @@
 
 mod attempt;
 mod engine;
+#[cfg(test)]
+mod every_script;
 mod fence;
 mod holder;
 mod inspect;
