@@ -3,7 +3,7 @@
 //! out, and every name a script uses is one its prelude declares.
 
 use super::script::{Lua, Part};
-use super::{attempt, fence, holder, inspect, keep, latch, shared, withdraw};
+use super::{attempt, fence, holder, inspect, keep, latch, list, shared, withdraw};
 use std::path::Path;
 
 fn every_script() -> Vec<(&'static str, &'static Lua)> {
@@ -21,7 +21,7 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("WRITE_FENCE", &fence::WRITE_FENCE),
         ("READ_FENCE", &fence::READ_FENCE),
         ("INSPECT", &inspect::INSPECT),
-        ("READERS", &inspect::READERS),
+        ("READERS", &list::READERS),
         ("FORCE_RELEASE", &inspect::FORCE_RELEASE),
     ];
     all.extend(latch::scripts());

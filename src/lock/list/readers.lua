@@ -1,4 +1,4 @@
--- The live shared holders of several locks at once (`status` without a name, inspect.rs).
+-- The live shared holders of several locks at once (`status` without a name, list.rs).
 --
 -- KEYS: sets of readers (shared.rs), all of one hash slot on a cluster.
 -- ARGV: none.
