@@ -10,9 +10,10 @@
 //! starts with a prelude that declares each of them as a Lua local, `local RESERVATION = 'next:'`,
 //! its value escaped as a Lua literal. The `.lua` files are plain Lua that uses the names: no
 //! text is substituted into them, so each reads, and parses, as it runs, and a reviewer never
-//! has to picture a template. Locals rather than globals: a script may not set globals on Redis
-//! 7, and the parts' functions read a local as an upvalue. A name is declared once per script
-//! however many of its parts name it (with one value: `assemble` checks it).
+//! has to picture a template. Not ARGV: every call would carry the constants, and every caller
+//! would have to send them. Locals rather than globals: Redis refuses a script that creates a
+//! global, and the parts' functions read a local as an upvalue. A name is declared once per
+//! script however many of its parts name it (with one value: `assemble` checks it).
 //!
 //! What goes on the wire: every file opens with a header (what it does, its KEYS, ARGV and
 //! return values, the parts it needs), and the comment lines, blank lines and indentation are
