@@ -28,10 +28,10 @@
 //!    timeout on every grant while it is down, and what it may hold for us is on a minority and
 //!    expires with the TTL. A server that said no holds someone else's key, not ours.
 //!
-//! A semaphore's servers may disagree (one had slot 0 taken and set slot 1, the others set slot
-//! 0): the order of the keys is the same on every server of a round (so servers that agree on
-//! which slots are free pick the same one) and rotated at random on every attempt (so no slot is
-//! always tried first, and a slot held for long does not make every waiter queue behind it).
+//! attempt/candidates.rs: the order the servers try the keys in, when a round is decided and
+//! which key won; attempt/acquire.lua: the script each server runs.
+
+mod candidates;
 
 use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
@@ -39,105 +39,23 @@ use super::limit;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
-use super::script::Lua;
+use super::script::{Lua, Part};
 use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
 use crate::clock::BootInstant;
+use candidates::{candidate_order, decided, winning_candidate};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
-/// counters in the same order, then a semaphore's limit key, and last the target's queue. ARGV:
-/// token, ttl ms, number of candidates, fenced ('1'), and for a waiter (else empty) its entry,
-/// arrival stamp and lease ms, then the wake-up prefix, whether the waiter listens ('1'), the
-/// reservation ms, and whether the target is a semaphore ('1': its candidates are all its
-/// slots, and their number its limit).
-///
-/// Returns {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
-/// to this waiter by a release, or already holds our token (a request repeated on a fresh
-/// connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
-/// false, 0, m}, having touched nothing, when the semaphore's limit key says m slots, not ours
-/// (limit.rs); else {0, value, pttl, rank, type, 0, 0} for the candidate that frees soonest (its
-/// holder's value, strings only; its PTTL, 0 when it vanished meanwhile, -1 when it never
-/// expires; its type when another client keeps a non-string there, such as Redisson's hash),
-/// with the waiter's rank in the queue.
-///
-/// A script rather than a pipeline: a pipeline is several replies, and the client waits its full
-/// read timeout for each one from a stopped server. `SET … NX GET` (Redis 6.2+) sets and reads
-/// in one command; older servers reject NX with GET, and then a plain SET NX, TYPE and GET do
-/// the same in three. A key of another type makes SET … GET fail with WRONGTYPE (it is never
-/// overwritten either way).
-fn acquire_source() -> String {
-    format!(
-        "{}{}{}",
-        queue::lua(),
-        limit::LUA,
-        r"
-if redis.replicate_commands then redis.replicate_commands() end
-local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
-local queue = KEYS[#KEYS]
-local semaphore = ARGV[11] == '1'
-if semaphore then
-  local other = limit_other(KEYS[#KEYS - 1], n)
-  if other then return {0, false, 0, -1, false, 0, other} end
-end
-local won, value, pttl, kind = 0, false, -1, false
-for i = 1, n do
-  local key = KEYS[i]
-  local t, v = 'string', false
-  local old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
-  if type(old) == 'table' and old.err then
-    if string.find(old.err, 'WRONGTYPE', 1, true) then
-      t = redis.call('type', key).ok
-    elseif redis.call('set', key, token, 'NX', 'PX', ttl) then
-      won = i
-      break
-    else
-      t = redis.call('type', key).ok
-      if t == 'string' then v = redis.call('get', key) end
-    end
-  elseif not old then
-    won = i
-    break
-  else
-    v = old
-  end
-  if v == token then won = i break end
-  if queue_claims(v, entry) then
-    redis.call('set', key, token, 'PX', ttl)
-    won = i
-    break
-  end
-  local left = redis.call('pttl', key)
-  if left == -2 then left = 0 end
-  if i == 1 or (left >= 0 and (pttl < 0 or left < pttl)) then
-    value, pttl, kind = v, left, false
-    if t ~= 'string' and t ~= 'none' then kind = t end
-  end
-end
-if won > 0 then
-  if entry ~= '' then
-    queue_leave(queue, entry, ARGV[8], ARGV[9])
-    for i = won + 1, n do
-      if redis.call('type', KEYS[i]).ok == 'string' and queue_claims(redis.call('get', KEYS[i]), entry) then
-        queue_hand_over(KEYS[i], queue, ARGV[8], ARGV[10], entry)
-      end
-    end
-  end
-  local counter = 0
-  if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
-  if semaphore then limit_settle(KEYS[#KEYS - 1], 1, n) end
-  return {won, false, 0, -1, false, counter, 0}
-end
-local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
-return {0, value, pttl, rank, kind, 0, 0}"
-    )
-}
-
-static ACQUIRE: Lua = Lua::new(acquire_source);
-static ACQUIRE_SHARED: Lua = Lua::new(shared::acquire_source);
+/// The acquire on one server (attempt/acquire.lua says its KEYS, ARGV and reply). A script
+/// rather than a pipeline: a pipeline is several replies, and the client waits its full read
+/// timeout for each one from a stopped server.
+pub(super) static ACQUIRE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    limit::FUNCTIONS,
+    Part::new(include_str!("attempt/acquire.lua")),
+]);
 
 impl Redlock {
     /// One attempt at `target` with `token` (see the module comment). Also returns what the
@@ -178,7 +96,7 @@ impl Redlock {
             };
             let hand_over = HandOver::new(target, self.nodes.timeout(), None);
             let script = if target.is_shared() {
-                &ACQUIRE_SHARED
+                &shared::ACQUIRE
             } else {
                 &ACQUIRE
             };
@@ -344,158 +262,5 @@ impl Redlock {
         let mut seen = Seen::from_votes(&replies, token, target.width());
         seen.round = started.elapsed();
         (result, seen)
-    }
-}
-
-/// The order in which this attempt's servers try the `width` candidates: all servers the same,
-/// rotated by a random offset.
-fn candidate_order(width: usize) -> Vec<usize> {
-    let offset = random_below(width);
-    (0..width).map(|i| (offset + i) % width).collect()
-}
-
-/// Whether the replies in hand settle the round (step 3): a quorum for one candidate, or no
-/// candidate that can still reach one, from at least a quorum of answers; or a semaphore of
-/// another size, which refuses the attempt.
-fn decided(replies: &[Option<Reply<Vote>>], needed: usize, servers: usize, width: usize) -> bool {
-    let mut counts = vec![0usize; width];
-    let mut answered = 0;
-    for reply in replies.iter().flatten() {
-        match &reply.result {
-            // The attempt is refused whatever the others say (limit.rs).
-            Ok(vote) if vote.other_limit.is_some() => return true,
-            Ok(vote) => {
-                answered += 1;
-                if let Some(index) = vote.won {
-                    counts[index] += 1;
-                }
-            }
-            Err(NodeError::ForeignType) => answered += 1,
-            Err(NodeError::Down(_)) => {}
-        }
-    }
-    let best = counts.into_iter().max().unwrap_or(0);
-    best >= needed || (best + (servers - answered) < needed && answered >= needed)
-}
-
-/// The candidate a quorum of servers set, if any: each server sets at most one per round, so at
-/// most one can have a quorum.
-fn winning_candidate(replies: &[Reply<Vote>], needed: usize, width: usize) -> Option<usize> {
-    let mut counts = vec![0usize; width];
-    for reply in replies {
-        if let Ok(Vote {
-            won: Some(index), ..
-        }) = &reply.result
-        {
-            counts[*index] += 1;
-        }
-    }
-    counts.iter().position(|&count| count >= needed)
-}
-
-/// A uniformly random number in [0, n).
-fn random_below(n: usize) -> usize {
-    if n <= 1 {
-        return 0;
-    }
-    let mut bytes = [0u8; 8];
-    let _ = getrandom::fill(&mut bytes);
-    (u64::from_le_bytes(bytes) % n as u64) as usize
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reply(won: Option<usize>) -> Option<Reply<Vote>> {
-        Some(Reply {
-            result: Ok(Vote {
-                won,
-                value: None,
-                pttl: -1,
-                rank: None,
-                foreign: None,
-                counter: 0,
-                other_limit: None,
-            }),
-            at: BootInstant::now(),
-            latency: Duration::ZERO,
-        })
-    }
-
-    fn down() -> Option<Reply<Vote>> {
-        Some(Reply {
-            result: Err(NodeError::Down("refused".into())),
-            at: BootInstant::now(),
-            latency: Duration::ZERO,
-        })
-    }
-
-    #[test]
-    fn a_round_is_decided_by_a_quorum_for_one_key_or_none_left_possible() {
-        // Mutex, 5 servers: 3 yes decide; 3 no (with 3 answers) decide; 2 no do not.
-        assert!(decided(
-            &[reply(Some(0)), reply(Some(0)), reply(Some(0)), None, None],
-            3,
-            5,
-            1
-        ));
-        assert!(decided(
-            &[reply(None), reply(None), reply(None), None, None],
-            3,
-            5,
-            1
-        ));
-        assert!(!decided(
-            &[reply(None), reply(None), None, None, None],
-            3,
-            5,
-            1
-        ));
-        // Down servers are not answers: too few answers wait for the rest.
-        assert!(!decided(
-            &[reply(None), down(), down(), None, None],
-            3,
-            5,
-            1
-        ));
-        // A semaphore: slots 0, 1, 0 with 2 silent: slot 0 can still reach 3.
-        assert!(!decided(
-            &[reply(Some(0)), reply(Some(1)), reply(Some(0)), None, None],
-            3,
-            5,
-            2
-        ));
-        // Slots 0, 1, 1, 0 with one silent: either can still; with a refusal, neither.
-        let split = |last| {
-            [
-                reply(Some(0)),
-                reply(Some(1)),
-                reply(Some(1)),
-                reply(Some(0)),
-                last,
-            ]
-        };
-        assert!(!decided(&split(None), 3, 5, 2));
-        assert!(decided(&split(reply(None)), 3, 5, 2));
-    }
-
-    #[test]
-    fn at_most_one_candidate_wins() {
-        let replies: Vec<Reply<Vote>> = [reply(Some(1)), reply(Some(1)), reply(Some(0))]
-            .into_iter()
-            .flatten()
-            .collect();
-        assert_eq!(winning_candidate(&replies, 2, 2), Some(1));
-        assert_eq!(winning_candidate(&replies, 3, 2), None);
-    }
-
-    #[test]
-    fn the_order_is_a_rotation_of_every_candidate() {
-        for width in [1, 2, 7] {
-            let mut order = candidate_order(width);
-            order.sort();
-            assert_eq!(order, (0..width).collect::<Vec<_>>());
-        }
     }
 }

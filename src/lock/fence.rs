@@ -45,29 +45,15 @@ use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
 use super::nodes::Reply;
 use super::quorum::{self, tally};
-use super::script::Lua;
+use super::script::{Lua, Part};
 use crate::clock::BootInstant;
 use std::time::Duration;
 
-/// The write-back: only while KEYS[1] holds our token (ARGV[1]), raise the counter in KEYS[2]
-/// to ARGV[2] if that is larger. 1 when we hold the lock here (the counter is now >= ARGV[2]).
-static WRITE_FENCE: Lua = Lua::new(|| {
-    r"
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-local current = tonumber(redis.call('hget', KEYS[2], 'fence')) or 0
-if tonumber(ARGV[2]) > current then
-  redis.call('hset', KEYS[2], 'fence', ARGV[2], 'token', ARGV[1])
-end
-return 1"
-        .into()
-});
+/// The write-back of step 3 (fence/write.lua).
+pub(super) static WRITE_FENCE: Lua = Lua::new(&[Part::new(include_str!("fence/write.lua"))]);
 
-/// A counter as `status` reads it: {fence, token} (false when absent).
-static READ_FENCE: Lua = Lua::new(|| {
-    r"
-return {tonumber(redis.call('hget', KEYS[1], 'fence')) or 0, redis.call('hget', KEYS[1], 'token')}"
-        .into()
-});
+/// A counter as `status` reads it (fence/read.lua).
+pub(super) static READ_FENCE: Lua = Lua::new(&[Part::new(include_str!("fence/read.lua"))]);
 
 impl Redlock {
     /// Steps 2 and 3 above for a lock just granted on `key`. `counters` has, for each server

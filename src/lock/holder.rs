@@ -9,90 +9,29 @@ use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
-use super::script::Lua;
+use super::script::{Lua, Part};
 use super::shared;
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
 
-/// Releases KEYS[1] only if it holds our token (ARGV[1]): hands it to the next waiter in the
-/// queue KEYS[2] (queue/mod.rs, step 3), or deletes it. 1 when released, 0 when not ours, 2
-/// when the token is a shared holder of it (KEYS[3] the readers; nothing is touched); a key that
-/// is not ours but reserved for this process's own entry (a release that raced its win) is
-/// passed on to the next waiter. A semaphore's slot is followed by `limit::settle_keys` from
-/// KEYS[4], and the limit is settled.
-fn release_source() -> String {
-    format!(
-        "{}{}
-if redis.replicate_commands then redis.replicate_commands() end
-local code = 1
-if redis.call('get', KEYS[1]) ~= ARGV[1] then
-  if redis.call('zscore', KEYS[3], ARGV[1]) then return 2 end
-  {}
-  code = 0
-else
-  {}
-end
-if #KEYS > 3 then limit_settle(KEYS[4], 5, #KEYS - 4) end
-return code",
-        queue::lua(),
-        limit::LUA,
-        queue::PASS_ON_LAST_ARGS,
-        queue::HAND_OVER_LAST_ARGS
-    )
-}
+/// Compare-and-delete (holder/release.lua), handing the key to the next waiter.
+pub(super) static RELEASE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    queue::FREED,
+    limit::FUNCTIONS,
+    Part::new(include_str!("holder/release.lua")),
+]);
 
-static RELEASE: Lua = Lua::new(release_source);
+/// Compare-and-PEXPIRE (holder/extend.lua).
+pub(super) static EXTEND: Lua = Lua::new(&[
+    limit::FUNCTIONS,
+    Part::new(include_str!("holder/extend.lua")),
+]);
 
-/// Sets a new TTL only if the key holds our token. It never re-creates a missing key: a lock
-/// that expired has had a gap in which someone else may have held it. Returns {1, expiry before,
-/// expiry now} (milliseconds on the server's clock, -1 for none) so that a failed extension can
-/// be undone, {2, 0, 0} when the token is a shared holder (KEYS[2] the readers; nothing is
-/// touched), or {0, 0, 0}. A semaphore's slot is followed by `limit::settle_keys` from KEYS[3],
-/// and the limit is settled. TIME is read after the writes: scripts on servers before Redis 5
-/// may not write after reading the clock.
-static EXTEND: Lua = Lua::new(|| {
-    limit::LUA.to_string()
-        + r"
-if redis.replicate_commands then redis.replicate_commands() end
-if redis.call('get', KEYS[1]) ~= ARGV[1] then
-  if redis.call('zscore', KEYS[2], ARGV[1]) then return {2, 0, 0} end
-  return {0, 0, 0}
-end
-local left = redis.call('pttl', KEYS[1])
-redis.call('pexpire', KEYS[1], ARGV[2])
-if #KEYS > 2 then limit_settle(KEYS[3], 4, #KEYS - 3) end
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local before = -1
-if left >= 0 then before = now + left end
-return {1, before, now + ARGV[2]}"
-});
-
-/// Puts back the expiry `ARGV[3]` (-1: none) a failed extension replaced, only if the key still
-/// holds our token and the expiry that extension set, `ARGV[2]` (to the millisecond or two that
-/// separate the script's clock readings): nobody else's change is undone. An expiry already
-/// past deletes the key, as it would have expired by then. It must read the clock before it
-/// writes, which servers before Redis 5 allow only after `redis.replicate_commands()`.
-static RESTORE: Lua = Lua::new(|| {
-    r"
-if redis.replicate_commands then redis.replicate_commands() end
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-if math.abs(now + redis.call('pttl', KEYS[1]) - ARGV[2]) > 2 then return 0 end
-if tonumber(ARGV[3]) < 0 then
-  redis.call('persist', KEYS[1])
-else
-  redis.call('pexpireat', KEYS[1], ARGV[3])
-end
-return 1"
-        .into()
-});
-
-static RELEASE_SHARED: Lua = Lua::new(shared::release_source);
-static EXTEND_SHARED: Lua = Lua::new(shared::extend_source);
-static RESTORE_SHARED: Lua = Lua::new(shared::restore_source);
+/// Compare-and-restore of the expiry a failed extension replaced (holder/restore.lua; why it
+/// is safe: `Redlock::restore`).
+pub(super) static RESTORE: Lua = Lua::new(&[Part::new(include_str!("holder/restore.lua"))]);
 
 /// One server's answer to a release or an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +104,7 @@ impl Redlock {
     ) -> Result<Released, LockError> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         let script = if target.is_shared() {
-            &RELEASE_SHARED
+            &shared::RELEASE
         } else {
             &RELEASE
         };
@@ -219,7 +158,7 @@ impl Redlock {
     ) -> Result<Held, LockError> {
         let ttl_ms = ttl.as_millis() as u64;
         let script = if target.is_shared() {
-            &EXTEND_SHARED
+            &shared::EXTEND
         } else {
             &EXTEND
         };
@@ -288,7 +227,7 @@ impl Redlock {
         replies: &[Reply<Answer<Extended>>],
     ) -> usize {
         let script = if target.is_shared() {
-            &RESTORE_SHARED
+            &shared::RESTORE
         } else {
             &RESTORE
         };

@@ -1,88 +1,30 @@
 //! Looking at a target without taking it: what each server holds of each of its keys and who
-//! waits in its queue, every lock under a prefix, which slot a token holds, and the forced
-//! delete for stuck locks. The verdict on what the servers said is verdict.rs's.
+//! waits in its queue, which slot a token holds, and the forced delete for stuck locks. Every
+//! lock under a prefix is list.rs's; the verdict on what the servers said is verdict.rs's.
 
 use super::engine::{LockError, Redlock};
-use super::keys::{self, Layout, Listed};
+use super::keys::{self, Layout};
 use super::limit::{self, Limit};
-use super::nodes::{NodeError, Reply};
+use super::nodes::Reply;
 use super::queue::{self, HandOver};
-use super::script::Lua;
+use super::script::{Constant, Lua, Part};
 use super::target::Target;
 use super::verdict::{describe_state, key_state, KeyState, ServerState};
 use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// KEYS: the target's keys, its readers (shared.rs), the limit key of the semaphore of its name
-/// (limit.rs), then its queue. Returns, in one round trip, each key's type, value (strings only)
-/// and PTTL, the first `MAX_WAITERS` entries of the queue with their scores, the live shared
-/// holders with their remaining TTL in ms, and the limit key's value (false when none).
-static INSPECT: Lua = Lua::new(|| {
-    format!(
-        r"
-local keys = {{}}
-for i = 1, #KEYS - 3 do
-  local kind = redis.call('type', KEYS[i]).ok
-  local value = false
-  if kind == 'string' then value = redis.call('get', KEYS[i]) end
-  keys[i] = {{kind, value, redis.call('pttl', KEYS[i])}}
-end
-local waiting = redis.pcall('zrange', KEYS[#KEYS], 0, {last}, 'WITHSCORES')
-if type(waiting) ~= 'table' or waiting.err then waiting = {{}} end
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local readers = {{}}
-local found = redis.pcall('zrangebyscore', KEYS[#KEYS - 2], '(' .. now, '+inf', 'WITHSCORES')
-if type(found) == 'table' and not found.err then
-  for i = 1, #found, 2 do readers[#readers + 1] = {{found[i], tonumber(found[i + 1]) - now}} end
-end
-local limit = redis.pcall('get', KEYS[#KEYS - 1])
-if type(limit) ~= 'string' then limit = false end
-return {{keys, waiting, readers, limit}}",
-        last = MAX_WAITERS - 1
-    )
-});
+/// What one server holds of a target, in one round trip (inspect/inspect.lua).
+pub(super) static INSPECT: Lua = Lua::new(&[Part::new(include_str!("inspect/inspect.lua"))
+    .naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)])]);
 
-/// The live shared holders of each set of readers in KEYS, with their remaining TTL in ms.
-static READERS: Lua = Lua::new(|| {
-    r"
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local out = {}
-for k = 1, #KEYS do
-  local found = redis.call('zrangebyscore', KEYS[k], '(' .. now, '+inf', 'WITHSCORES')
-  local readers = {}
-  for i = 1, #found, 2 do readers[#readers + 1] = {found[i], tonumber(found[i + 1]) - now} end
-  out[k] = readers
-end
-return out"
-        .into()
-});
-
-/// Removes KEYS[1] whatever its value (`release --force`), and its shared holders (KEYS[3]),
-/// handing it to the next waiter of the queue KEYS[2] like a release; a semaphore's slot is
-/// followed by `limit::settle_keys` from KEYS[4], and the limit is settled. Returns {removed,
-/// value (strings only), type}.
-fn force_release_source() -> String {
-    format!(
-        "{}{}
-if redis.replicate_commands then redis.replicate_commands() end
-local kind = redis.call('type', KEYS[1]).ok
-local value = false
-if kind == 'string' then value = redis.call('get', KEYS[1]) end
-local removed = redis.call('exists', KEYS[1])
-redis.call('del', KEYS[3])
-if removed == 1 then {} end
-if #KEYS > 3 then limit_settle(KEYS[4], 5, #KEYS - 4) end
-return {{removed, value, kind}}",
-        queue::lua(),
-        limit::LUA,
-        queue::HAND_OVER_LAST_ARGS
-    )
-}
-
-static FORCE_RELEASE: Lua = Lua::new(force_release_source);
+/// `release --force` (inspect/force_release.lua).
+pub(super) static FORCE_RELEASE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    queue::FREED,
+    limit::FUNCTIONS,
+    Part::new(include_str!("inspect/force_release.lua")),
+]);
 
 /// The most waiters `status` lists.
 const MAX_WAITERS: usize = 1000;
@@ -112,9 +54,6 @@ pub(crate) struct Waiting {
     /// On how many servers it is queued.
     pub(crate) servers: usize,
 }
-
-/// One server's keys under a prefix and its view of each, or why it could not say.
-pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
 
 impl Redlock {
     /// Deletes `key` (one of `target`'s) on every server whatever its value, handing it to the
@@ -288,56 +227,6 @@ impl Redlock {
         }
     }
 
-    /// Every key under `prefix` on every server, with each server's view of it.
-    pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
-        let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
-            let layout = Layout::of(con);
-            let mut found = BTreeMap::new();
-            // Every master of a cluster: a SCAN lists only its own node's keys.
-            con.each_node(|node| {
-                for pattern in layout.patterns(&glob_escape(prefix), "") {
-                    let mut cursor: u64 = 0;
-                    loop {
-                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                            .arg(cursor)
-                            .arg("MATCH")
-                            .arg(&pattern)
-                            .arg("COUNT")
-                            .arg(1000)
-                            .query(node)?;
-                        // Waiter queues and fencing counters live beside their locks; they are
-                        // not locks. A semaphore's slots are.
-                        let keys: Vec<(String, String)> = keys
-                            .into_iter()
-                            .filter_map(|key| {
-                                let plain = layout.plain(&key)?.into_owned();
-                                let ours = plain.starts_with(prefix)
-                                    && keys::parse(prefix, &plain) != Listed::Beside;
-                                ours.then_some((key, plain))
-                            })
-                            .collect();
-                        read_listed(layout, &keys, node, &mut found)?;
-                        if next == 0 {
-                            break;
-                        }
-                        cursor = next;
-                    }
-                }
-                Ok(())
-            })?;
-            Ok(found)
-        });
-        self.observe("list", prefix, &replies, started, None, |found| {
-            (format!("{} keys", found.len()), true)
-        });
-        self.servers()
-            .iter()
-            .zip(replies)
-            .map(|(server, reply)| (server.display.clone(), reply.result))
-            .collect()
-    }
-
     fn states(&self, replies: Vec<Reply<KeyState>>) -> Vec<ServerState> {
         self.servers()
             .iter()
@@ -353,73 +242,8 @@ impl Redlock {
     }
 }
 
-/// What `keys` (each as named on `node`, and as named here) hold on `node`, added to `found`
-/// under the name here. Multi-key reads go per batch: a cluster's per hash slot.
-fn read_listed(
-    layout: Layout,
-    keys: &[(String, String)],
-    node: &mut dyn redis::ConnectionLike,
-    found: &mut BTreeMap<String, KeyState>,
-) -> redis::RedisResult<()> {
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let mut pipe = redis::pipe();
-    for (key, _) in keys {
-        pipe.cmd("TYPE").arg(key).cmd("PTTL").arg(key);
-    }
-    let facts: Vec<(String, i64)> = pipe.query(node)?;
-    let mut strings = Vec::new();
-    for ((key, plain), (kind, pttl)) in keys.iter().zip(facts) {
-        if kind == "string" {
-            strings.push((key.clone(), (plain.clone(), pttl)));
-        } else if kind != "none" {
-            found.insert(plain.clone(), key_state(&kind, None, pttl));
-        }
-    }
-    let named: BTreeMap<String, (String, i64)> = strings.into_iter().collect();
-    let names: Vec<String> = named.keys().cloned().collect();
-    let mut shared = Vec::new();
-    for batch in layout.batches(&names) {
-        let values: Vec<Option<String>> = redis::cmd("MGET").arg(&batch).query(node)?;
-        for (key, value) in batch.into_iter().zip(values) {
-            let Some((plain, pttl)) = named.get(&key) else {
-                continue;
-            };
-            if value.as_deref() == Some(keys::SHARED) {
-                shared.push((key.clone(), plain.clone()));
-            }
-            if value.is_some() {
-                found.insert(plain.clone(), key_state("string", value, *pttl));
-            }
-        }
-    }
-    // The shared holders of each lock marked shared, per batch of their readers' keys.
-    let readers: Vec<String> = shared
-        .iter()
-        .map(|(_, plain)| layout.name(&keys::readers(plain)).into_owned())
-        .collect();
-    for batch in layout.batches(&readers) {
-        let mut invocation = READERS.script().prepare_invoke();
-        for key in &batch {
-            invocation.key(key);
-        }
-        let lists: Vec<Vec<(String, i64)>> = invocation.invoke(node)?;
-        for (key, list) in batch.iter().zip(lists) {
-            let Some(index) = readers.iter().position(|r| r == key) else {
-                continue;
-            };
-            let plain = &shared[index].1;
-            if let Some(state) = found.remove(plain) {
-                found.insert(plain.clone(), with_readers(state, &list));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A key marked shared, with the shared holders the server listed (`INSPECT`, `list`).
-fn with_readers(state: KeyState, readers: &[(String, i64)]) -> KeyState {
+pub(super) fn with_readers(state: KeyState, readers: &[(String, i64)]) -> KeyState {
     match state {
         KeyState::Present { token, ttl } if token == keys::SHARED => KeyState::Shared {
             readers: readers
@@ -432,27 +256,5 @@ fn with_readers(state: KeyState, readers: &[(String, i64)]) -> KeyState {
             ttl,
         },
         other => other,
-    }
-}
-
-/// Escapes SCAN's glob characters so a prefix matches itself only.
-pub(super) fn glob_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "*?[]\\".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn glob_escape_makes_prefix_literal() {
-        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
     }
 }

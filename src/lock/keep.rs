@@ -7,53 +7,19 @@ use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
-use super::script::Lua;
+use super::script::{Lua, Part};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
 
-/// Swaps our token (ARGV[1]) for the kept value (ARGV[2]) with a PX of what is left of the hold
-/// (ARGV[3] ms), only if KEYS[1] holds our token. ARGV[4], when positive, is the PTTL we expect
-/// the key to have when this runs at once; a key with less left shows by how much this request
-/// arrived late, and the hold is shortened by as much (see `crate::hold`). A hold with nothing
-/// left is a release, handed to the next waiter of the queue KEYS[2]. Returns 1 when kept, 2
-/// when released, 0 when the key is not ours (a reservation for this process's own entry is
-/// then passed on, as a release does). A semaphore's slot is followed by `limit::settle_keys`
-/// from KEYS[3], and the limit is settled: a kept slot keeps it. Its writes depend on the clock
-/// (the PTTL), so it asks servers before Redis 5 to replicate them as effects, not as the
-/// script.
-fn keep_source() -> String {
-    format!(
-        "{}{}
-if redis.replicate_commands then redis.replicate_commands() end
-local function settled(code)
-  if #KEYS > 2 then limit_settle(KEYS[3], 4, #KEYS - 3) end
-  return code
-end
-if redis.call('get', KEYS[1]) ~= ARGV[1] then
-  {}
-  return settled(0)
-end
-local px = tonumber(ARGV[3])
-local expected = tonumber(ARGV[4])
-if expected > 0 then
-  local pttl = redis.call('pttl', KEYS[1])
-  if pttl >= 0 and pttl < expected then px = px - (expected - pttl) end
-end
-if px > 0 then
-  redis.call('set', KEYS[1], ARGV[2], 'PX', px)
-  return settled(1)
-end
-{}
-return settled(2)",
-        queue::lua(),
-        limit::LUA,
-        queue::PASS_ON_LAST_ARGS,
-        queue::HAND_OVER_LAST_ARGS
-    )
-}
-
-static KEEP: Lua = Lua::new(keep_source);
+/// The compare-and-set that keeps a lock (keep/keep.lua), or releases it when nothing is left
+/// of the hold.
+pub(super) static KEEP: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    queue::FREED,
+    limit::FUNCTIONS,
+    Part::new(include_str!("keep/keep.lua")),
+]);
 
 /// What a keep asks of each server.
 pub(crate) struct Keep<'a> {

@@ -40,39 +40,12 @@
 //! none is N or above; a key that says M ≠ N belongs to slots this caller does not know.
 
 use super::engine::Redlock;
+use super::script::Part;
 use super::target::Target;
 
-/// The two rules as Lua functions, prepended to every script that takes one of them.
-///
-/// - `limit_other(limit, n)`: the number of slots the key `limit` records, when it is not `n`;
-///   else false.
-/// - `limit_settle(limit, first, n)`: after a change to the `n` slots `KEYS[first]` …
-///   `KEYS[first + n - 1]`, makes `limit` say `n` for as long as the longest of them lives, or
-///   deletes it when none is left; a key that says another number is left alone. It reads PTTLs
-///   before it writes: scripts call `redis.replicate_commands()` first for servers before
-///   Redis 5.
-pub(super) const LUA: &str = r"
-local function limit_other(limit, n)
-  local found = tonumber(redis.pcall('get', limit))
-  if found and found ~= n then return found end
-  return false
-end
-local function limit_settle(limit, first, n)
-  if limit_other(limit, n) then return end
-  local longest = -2
-  for i = first, first + n - 1 do
-    local left = redis.call('pttl', KEYS[i])
-    if left == -1 or (longest ~= -1 and left > longest) then longest = left end
-  end
-  if longest == -2 then
-    redis.call('del', limit)
-  elseif longest == -1 then
-    redis.call('set', limit, n)
-  else
-    redis.call('set', limit, n, 'PX', math.max(longest, 1))
-  end
-end
-";
+/// The two rules as Lua functions (limit/functions.lua), for every script that takes one of
+/// them.
+pub(super) const FUNCTIONS: Part = Part::new(include_str!("limit/functions.lua"));
 
 /// The keys a script that changes a slot's life takes last, after its own, so that it can
 /// settle the limit: a semaphore's limit key and then all its slots (none for a mutex). The

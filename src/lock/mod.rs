@@ -10,14 +10,19 @@
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - shared.rs: shared holders (`--shared`) and why they exclude writers.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
-//! - inspect.rs: reading what the servers hold; verdict.rs: the quorum's verdict on it.
+//! - inspect.rs: reading what the servers hold; list.rs: every lock under a prefix;
+//!   verdict.rs: the quorum's verdict on it.
 //! - engine.rs: `Redlock`, `Held` and `LockError`, which every operation shares.
 //! - latch/: the countdown latch (`redlock latch`), on the same rounds, scripts and listeners.
 //! - nodes/: one round of requests to every server; quorum.rs: the arithmetic of a round;
-//!   script.rs: the Lua scripts' cache; observe.rs: rounds shown to `-v`.
+//!   script.rs: how a Lua script is assembled and cached; observe.rs: rounds shown to `-v`.
+//! - Each module's Lua is in `.lua` files in the folder of its name (attempt/acquire.lua, …);
+//!   every_script.rs lists every script for the tests that check them all.
 
 mod attempt;
 mod engine;
+#[cfg(test)]
+mod every_script;
 mod fence;
 mod holder;
 mod inspect;
@@ -25,6 +30,7 @@ mod keep;
 pub(crate) mod keys;
 pub(crate) mod latch;
 mod limit;
+mod list;
 mod nodes;
 mod observe;
 mod queue;

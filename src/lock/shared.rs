@@ -39,174 +39,43 @@
 //! asks again on its schedule, and a writer that crashed stops listening and so stops holding
 //! readers back.
 
+use super::keys;
 use super::queue;
+use super::script::{Constant, Lua, Part};
 
-/// The shared holders' steps, as Lua functions for the scripts that take them:
-///
-/// - `shared_now()`: the server's clock in ms (scripts that read it call
-///   `redis.replicate_commands()` first, for servers before Redis 5).
-/// - `shared_settle(key, readers, now)`: forgets holders past their expiry and makes the key
-///   (while it holds the mark) and the set expire with the last one left; returns how many are
-///   left.
-/// - `shared_writer_ahead(queue, arrived, prefix)`: whether an exclusive waiter that still
-///   listens queued before `arrived`.
-pub(super) fn lua() -> String {
-    format!(
-        r"
-local function shared_now()
-  local t = redis.call('time')
-  return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function shared_marked(key)
-  return redis.call('type', key).ok == 'string' and redis.call('get', key) == '{mark}'
-end
-local function shared_settle(key, readers, now)
-  redis.call('zremrangebyscore', readers, '-inf', now)
-  local last = redis.call('zrange', readers, -1, -1, 'WITHSCORES')[2]
-  if not last then return 0 end
-  if shared_marked(key) then redis.call('pexpireat', key, last) end
-  redis.call('pexpireat', readers, last)
-  return redis.call('zcard', readers)
-end
-local function shared_writer_ahead(queue, arrived, prefix)
-  for _, entry in ipairs(redis.call('zrangebyscore', queue, '-inf', '(' .. arrived)) do
-    if string.sub(entry, 1, {mark_len}) ~= '{shared_mark}' and
-        tonumber(redis.call('pubsub', 'numsub', prefix .. entry)[2]) > 0 then
-      return true
-    end
-  end
-  return false
-end
-",
-        mark = super::keys::SHARED,
-        mark_len = queue::SHARED_MARK.len(),
-        shared_mark = queue::SHARED_MARK,
-    )
-}
+/// The shared holders' steps as Lua functions (shared/functions.lua), for the scripts that take
+/// them.
+pub(super) const FUNCTIONS: Part = Part::new(include_str!("shared/functions.lua")).naming(&[
+    Constant::text("SHARED", keys::SHARED),
+    Constant::text("SHARED_MARK", queue::SHARED_MARK),
+]);
 
-/// The shared acquire, with the same KEYS and ARGV as attempt.rs's `ACQUIRE` for one candidate
-/// but for the readers after the lock key (KEYS: key, readers, [fence counter], queue), and the
-/// same reply. The key is free for a shared holder when absent, marked shared, or reserved for
-/// a batch of shared waiters, and no live exclusive waiter queued before this one (for a waiter
-/// its place in the queue, for anyone else now). A grant reads the fencing counter without
-/// raising it: a shared holder sees the current fence and takes none (README).
-pub(super) fn acquire_source() -> String {
-    format!(
-        "{}{}{}",
-        queue::lua(),
-        lua(),
-        format_args!(
-            r"
-if redis.replicate_commands then redis.replicate_commands() end
-local key, readers, queue = KEYS[1], KEYS[2], KEYS[#KEYS]
-local token, ttl, entry = ARGV[1], tonumber(ARGV[2]), ARGV[5]
-local now = shared_now()
-local kind = redis.call('type', key).ok
-local value = false
-if kind == 'string' then value = redis.call('get', key) end
-local function granted()
-  if entry ~= '' then queue_leave(queue, entry, ARGV[8], ARGV[9]) end
-  local counter = 0
-  if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[3], 'fence')) or 0 end
-  return {{1, false, 0, -1, false, counter, 0}}
-end
-if value == '{mark}' and redis.call('zscore', readers, token) then return granted() end
-local open = kind == 'none' or value == '{mark}' or value == '{batch}'
-if open then
-  local arrived = now
-  if entry ~= '' then
-    arrived = tonumber(redis.call('zscore', queue, entry)) or math.min(tonumber(ARGV[6]), now)
-  end
-  open = not shared_writer_ahead(queue, arrived, ARGV[8])
-end
-if open then
-  redis.call('zadd', readers, now + ttl, token)
-  redis.call('set', key, '{mark}', 'PX', ttl)
-  shared_settle(key, readers, now)
-  return granted()
-end
-local pttl = redis.call('pttl', key)
-if pttl == -2 then pttl = 0 end
-local foreign = false
-if kind ~= 'string' and kind ~= 'none' then foreign = kind end
-local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
-return {{0, value, pttl, rank, foreign, 0, 0}}",
-            mark = super::keys::SHARED,
-            batch = format_args!("{}{}", super::keys::RESERVATION, queue::BATCH_RESERVATION),
-        )
-    )
-}
+/// The shared acquire (shared/acquire.lua): attempt.rs's `ACQUIRE` for a shared holder.
+pub(super) static ACQUIRE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    FUNCTIONS,
+    Part::new(include_str!("shared/acquire.lua")).naming(&[
+        Constant::text("SHARED", keys::SHARED),
+        Constant::text("RESERVATION", keys::RESERVATION),
+        Constant::text("BATCH_RESERVATION", queue::BATCH_RESERVATION),
+    ]),
+]);
 
-/// A shared holder leaves (KEYS: key, queue, readers; ARGV: token, then `HandOver::args`):
-/// only a live entry of its token counts. When it was the last one, the key is handed to the
-/// next waiter like a released lock (queue/mod.rs, step 3), else the key's expiry follows the
-/// last holder left. 1 when it left, 0 when not a holder here, 2 when the token holds the key
-/// exclusively (nothing is touched).
-pub(super) fn release_source() -> String {
-    format!(
-        "{}{}
-if redis.replicate_commands then redis.replicate_commands() end
-local now = shared_now()
-local score = tonumber(redis.call('zscore', KEYS[3], ARGV[1]))
-if not score or score <= now or not shared_marked(KEYS[1]) then
-  if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-    return 2
-  end
-  {}
-  return 0
-end
-redis.call('zrem', KEYS[3], ARGV[1])
-if shared_settle(KEYS[1], KEYS[3], now) == 0 then {} end
-return 1",
-        queue::lua(),
-        lua(),
-        queue::PASS_ON_LAST_ARGS,
-        queue::HAND_OVER_LAST_ARGS
-    )
-}
+/// A shared holder leaves (shared/release.lua).
+pub(super) static RELEASE: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    queue::FREED,
+    FUNCTIONS,
+    Part::new(include_str!("shared/release.lua")),
+]);
 
-/// A shared holder's new TTL (KEYS: key, readers; ARGV: token, ttl ms), only for a live entry:
-/// as for a lock, an expired holder is never brought back. Returns {1, expiry before, expiry
-/// now} (ms on the server's clock) for `restore_source`, {2, 0, 0} when the token holds the key
-/// exclusively (nothing is touched), or {0, 0, 0}.
-pub(super) fn extend_source() -> String {
-    format!(
-        "{}
-if redis.replicate_commands then redis.replicate_commands() end
-local now = shared_now()
-local score = tonumber(redis.call('zscore', KEYS[2], ARGV[1]))
-if not score or score <= now or not shared_marked(KEYS[1]) then
-  if redis.call('type', KEYS[1]).ok == 'string' and redis.call('get', KEYS[1]) == ARGV[1] then
-    return {{2, 0, 0}}
-  end
-  return {{0, 0, 0}}
-end
-local set = now + tonumber(ARGV[2])
-redis.call('zadd', KEYS[2], set, ARGV[1])
-shared_settle(KEYS[1], KEYS[2], now)
-return {{1, score, set}}",
-        lua()
-    )
-}
+/// A shared holder's new TTL (shared/extend.lua).
+pub(super) static EXTEND: Lua =
+    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/extend.lua"))]);
 
-/// Puts back the expiry ARGV[3] a failed extension replaced, only where the entry still has the
-/// expiry that extension set (ARGV[2]) (KEYS: key, readers; ARGV: token, set, before). An
-/// expiry already past removes the holder, as it would have gone by then; with nobody left the
-/// key goes too.
-pub(super) fn restore_source() -> String {
-    format!(
-        "{}
-if redis.replicate_commands then redis.replicate_commands() end
-if tonumber(redis.call('zscore', KEYS[2], ARGV[1])) ~= tonumber(ARGV[2]) then return 0 end
-redis.call('zadd', KEYS[2], ARGV[3], ARGV[1])
-if shared_settle(KEYS[1], KEYS[2], shared_now()) == 0 and shared_marked(KEYS[1]) then
-  redis.call('del', KEYS[1])
-end
-return 1",
-        lua()
-    )
-}
+/// Puts back a shared holder's expiry after a failed extension (shared/restore.lua).
+pub(super) static RESTORE: Lua =
+    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/restore.lua"))]);
 
 #[cfg(test)]
 mod tests {
@@ -214,9 +83,13 @@ mod tests {
 
     #[test]
     fn the_scripts_name_the_mark_and_the_batch_reservation() {
-        let source = acquire_source();
-        assert!(source.contains("== 'redlock:shared'"));
-        assert!(source.contains("== 'next:readers'"));
-        assert!(lua().contains("~= 'r:'"));
+        let source = ACQUIRE.source();
+        assert!(source.contains("\nlocal SHARED = 'redlock:shared'\n"));
+        assert!(source.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
+        assert!(source.contains("== SHARED"));
+        assert!(source.contains("== RESERVATION .. BATCH_RESERVATION"));
+        let functions = Lua::new(&[FUNCTIONS]);
+        assert!(functions.source().contains("local SHARED_MARK = 'r:'\n"));
+        assert!(functions.source().contains("~= SHARED_MARK"));
     }
 }

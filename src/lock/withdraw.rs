@@ -8,55 +8,20 @@ use super::keys::Layout;
 use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
-use super::script::Lua;
+use super::script::{Lua, Part};
 use super::shared;
 use super::target::Target;
 use super::vote::Vote;
 use crate::server::Session;
 use std::sync::Arc;
 
-/// The clean-up after an attempt: deletes our token (ARGV[1]) from whichever of KEYS (all but
-/// the last) hold it, except the key a grant holds (ARGV[6]); that wakes nobody, since what it
-/// deletes never was a grant. With an entry (ARGV[2]) it also leaves the queue (the last key),
-/// telling the waiter's listeners to stop when it listens (ARGV[5] = '1'), and hands any of
-/// those keys reserved for it to the next waiter (wake-up prefix ARGV[3], reservation ARGV[4]
-/// ms). For a shared target (ARGV[7] = '1', the readers the key before the queue) a failed
-/// attempt removes our entry, and the key with the last one (shared.rs). For a semaphore
-/// (ARGV[8] = '1', KEYS all its slots, then its limit key before the queue) the limit key is
-/// settled last (limit.rs).
-fn withdraw_source() -> String {
-    format!(
-        "{}{}{}{}",
-        queue::lua(),
-        shared::lua(),
-        limit::LUA,
-        r"
-if redis.replicate_commands then redis.replicate_commands() end
-local queue = KEYS[#KEYS]
-local semaphore = ARGV[8] == '1'
-if ARGV[7] == '1' and ARGV[6] == '' and redis.call('zrem', KEYS[#KEYS - 1], ARGV[1]) == 1 then
-  if shared_settle(KEYS[1], KEYS[#KEYS - 1], shared_now()) == 0 and shared_marked(KEYS[1]) then
-    redis.call('del', KEYS[1])
-  end
-end
-local last = #KEYS - 1
-if semaphore then last = #KEYS - 2 end
-for i = 1, last do
-  local value = false
-  if redis.call('type', KEYS[i]).ok == 'string' then value = redis.call('get', KEYS[i]) end
-  if value == ARGV[1] and KEYS[i] ~= ARGV[6] then
-    redis.call('del', KEYS[i])
-  elseif queue_claims(value, ARGV[2]) then
-    queue_hand_over(KEYS[i], queue, ARGV[3], ARGV[4], ARGV[2])
-  end
-end
-if ARGV[2] ~= '' then queue_leave(queue, ARGV[2], ARGV[3], ARGV[5]) end
-if semaphore then limit_settle(KEYS[#KEYS - 1], 1, last) end
-return 1"
-    )
-}
-
-static WITHDRAW: Lua = Lua::new(withdraw_source);
+/// The clean-up after an attempt, and a waiter's leaving (withdraw/withdraw.lua).
+pub(super) static WITHDRAW: Lua = Lua::new(&[
+    queue::FUNCTIONS,
+    shared::FUNCTIONS,
+    limit::FUNCTIONS,
+    Part::new(include_str!("withdraw/withdraw.lua")),
+]);
 
 /// What one attempt does after its round: delete `keys` where they hold our token, and leave
 /// the queue when `leave` names the waiter (its entry, and whether it listens).

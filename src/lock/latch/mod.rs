@@ -54,3 +54,6 @@ pub(crate) use model::{Latch, Shape, MAX_COUNT};
 pub(crate) use rounds::{LatchError, Listed};
 pub(crate) use verdict::{CountedId, Counting, LatchState};
 pub(crate) use wait::{LatchWait, LatchWake, Waited};
+
+#[cfg(test)]
+pub(super) use lua::scripts;

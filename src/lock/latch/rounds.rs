@@ -7,8 +7,8 @@ use super::model::{touched, Found, Latch, LatchCopy, ScriptReply, Shape, Touched
 use super::view::View;
 use crate::clock::BootInstant;
 use crate::human::printable;
-use crate::lock::inspect::glob_escape;
 use crate::lock::keys::{self, Layout, SEPARATOR};
+use crate::lock::list::glob_escape;
 use crate::lock::nodes::{NodeError, Reply};
 use crate::lock::Redlock;
 use crate::server::Session;

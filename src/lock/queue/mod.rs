@@ -1,7 +1,7 @@
 //! The queue of waiters: who waits for a lock, in which order, and how a release hands the lock
 //! to the first of them instead of letting the whole crowd ask at once. This comment is the
-//! protocol; the Lua below is its only text, and every script that touches the queue is built
-//! from it.
+//! protocol; functions.lua is its only text in Lua, and every script that touches the queue is
+//! built from it.
 //!
 //! 1. **Join.** A waiting acquire that a server refuses joins that server's queue of the lock
 //!    (`keys::queue`, a sorted set) under its entry, scored by when it started waiting: its own
@@ -50,6 +50,7 @@ mod polled;
 pub(crate) use listen::Subscriptions;
 
 use super::keys::RESERVATION;
+use super::script::{Constant, Part};
 use super::target::Target;
 use std::time::Duration;
 
@@ -62,76 +63,18 @@ pub(crate) const SHARED_MARK: &str = "r:";
 /// The reservation a release leaves for a batch of shared waiters.
 pub(crate) const BATCH_RESERVATION: &str = "readers";
 
-/// The queue's steps as Lua functions, prepended to every script that takes one of them.
-///
-/// - `queue_join(queue, entry, stamp, lease)`: step 1; returns the rank. Reads the server's
-///   clock, then writes: scripts call `redis.replicate_commands()` first for servers before
-///   Redis 5.
-/// - `queue_leave(queue, entry, prefix, listening)`: step 5; `listening` is '1' when the waiter
-///   listens (its listeners are then told `done`).
-/// - `queue_claims(value, entry)`: step 4; whether the key's `value` is this waiter's.
-/// - `queue_hand_over(key, queue, prefix, reserve, own)`: step 3 for the freed `key`; `reserve`
-///   0 means wake nobody and delete the key (a failed attempt's clean-up).
-/// - `queue_pass_on(key, queue, prefix, reserve, own)`: step 3 for a `key` that holds a
-///   reservation for `own`, which no longer waits (step 5).
-pub(super) fn lua() -> String {
-    format!(
-        r"
-local function queue_join(queue, entry, stamp, lease)
-  local t = redis.call('time')
-  local now = t[1] * 1000 + math.floor(t[2] / 1000)
-  redis.call('zadd', queue, 'NX', math.min(tonumber(stamp), now), entry)
-  if redis.call('pttl', queue) < tonumber(lease) / 2 then redis.call('pexpire', queue, lease) end
-  return redis.call('zrank', queue, entry)
-end
-{leave}
-local function queue_claims(value, entry)
-  return entry ~= '' and value == '{RESERVATION}' .. entry
-end
-local function queue_hand_over(key, queue, prefix, reserve, own)
-  if own ~= '' then redis.call('zrem', queue, own) end
-  if tonumber(reserve) > 0 then
-    for _ = 1, {DEAD_SKIPPED} do
-      local head = redis.call('zpopmin', queue)[1]
-      if not head then break end
-      if string.sub(head, 1, {mark_len}) == '{SHARED_MARK}' then
-        local woken, popped = 0, 1
-        while true do
-          if redis.call('publish', prefix .. head, 'go') > 0 then woken = woken + 1 end
-          local next = redis.call('zrange', queue, 0, 0)[1]
-          if not next or string.sub(next, 1, {mark_len}) ~= '{SHARED_MARK}' or popped >= {BATCH_MAX} then break end
-          head = redis.call('zpopmin', queue)[1]
-          popped = popped + 1
-        end
-        if woken > 0 then
-          redis.call('set', key, '{RESERVATION}{BATCH_RESERVATION}', 'PX', reserve)
-          return
-        end
-      elseif redis.call('publish', prefix .. head, 'go') > 0 then
-        redis.call('set', key, '{RESERVATION}' .. head, 'PX', reserve)
-        return
-      end
-    end
-  end
-  redis.call('del', key)
-end
-local function queue_pass_on(key, queue, prefix, reserve, own)
-  if redis.call('type', key).ok == 'string' and queue_claims(redis.call('get', key), own) then
-    queue_hand_over(key, queue, prefix, reserve, own)
-  end
-end
-",
-        mark_len = SHARED_MARK.len(),
-        leave = LEAVE,
-    )
-}
+/// The queue's steps as Lua functions (functions.lua), for every script that takes one of them.
+pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).naming(&[
+    Constant::text("RESERVATION", RESERVATION),
+    Constant::text("BATCH_RESERVATION", BATCH_RESERVATION),
+    Constant::text("SHARED_MARK", SHARED_MARK),
+    Constant::number("DEAD_SKIPPED", DEAD_SKIPPED),
+    Constant::number("BATCH_MAX", BATCH_MAX),
+]);
 
-/// Step 5.
-const LEAVE: &str = r"
-local function queue_leave(queue, entry, prefix, listening)
-  redis.call('zrem', queue, entry)
-  if listening == '1' then redis.call('publish', prefix .. entry, 'done') end
-end";
+/// The hand-over of the key a script frees (freed.lua), with `HandOver::args` its last
+/// arguments; after `FUNCTIONS`.
+pub(super) const FREED: Part = Part::new(include_str!("freed.lua"));
 
 /// How long a release keeps the lock for the waiter it woke: time for it to hear and answer
 /// (half a round's budget; at least 20 ms), after which anyone may take it again.
@@ -140,7 +83,8 @@ pub(crate) fn reservation(timeout: Duration) -> Duration {
 }
 
 /// What a script that frees a key of `target` needs to hand it over: the queue is its second
-/// key (the freed key the first), and these are its last three arguments, in this order.
+/// key (the freed key the first), and these are its last three arguments, in this order
+/// (freed.lua reads them there).
 pub(crate) struct HandOver {
     pub(crate) queue: String,
     pub(crate) wake_prefix: String,
@@ -170,14 +114,6 @@ impl HandOver {
             .arg(&self.own)
     }
 }
-
-/// The Lua that calls `queue_hand_over` with the arguments `HandOver::args` appended last.
-pub(super) const HAND_OVER_LAST_ARGS: &str =
-    "queue_hand_over(KEYS[1], KEYS[2], ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV])";
-
-/// The same for `queue_pass_on`: what a release or keep does with a key it does not hold.
-pub(super) const PASS_ON_LAST_ARGS: &str =
-    "queue_pass_on(KEYS[1], KEYS[2], ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV])";
 
 /// A waiting acquire's place in the servers' queues.
 pub(crate) struct Waiter {
@@ -241,6 +177,7 @@ pub(crate) fn entry_token(entry: &str) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::script::Lua;
 
     #[test]
     fn the_reservation_is_half_a_timeout_and_at_least_20_ms() {
@@ -266,9 +203,13 @@ mod tests {
 
     #[test]
     fn the_lua_names_the_documented_reservations() {
-        let lua = lua();
-        assert!(lua.contains("'next:' .. entry"));
-        assert!(lua.contains("'next:readers'"));
-        assert!(lua.contains("== 'r:'"));
+        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua.source();
+        assert!(lua.starts_with("local RESERVATION = 'next:'\n"));
+        assert!(lua.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
+        assert!(lua.contains("\nlocal SHARED_MARK = 'r:'\n"));
+        assert!(lua.contains("RESERVATION .. entry"));
+        assert!(lua.contains("RESERVATION .. BATCH_RESERVATION"));
+        assert!(lua.contains("== SHARED_MARK"));
     }
 }

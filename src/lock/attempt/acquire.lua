@@ -1,0 +1,82 @@
+-- One attempt on one server (attempt.rs): sets the first free candidate key for us, or says who
+-- holds the one that frees soonest and queues a waiter.
+--
+-- KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
+--   counters in the same order, then a semaphore's limit key, and last the target's queue.
+-- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
+--   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
+--   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, and [11] whether the
+--   target is a semaphore ('1': its candidates are all its slots, and their number its limit).
+-- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
+--   to this waiter by a release, or already holds our token (a request repeated on a fresh
+--   connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
+--   false, 0, m}, having touched nothing, when the semaphore's limit key says m slots, not ours
+--   (limit.rs); else {0, value, pttl, rank, type, 0, 0} for the candidate that frees soonest
+--   (its holder's value, strings only; its PTTL, 0 when it vanished meanwhile, -1 when it
+--   never expires; its type when another client keeps a non-string there, such as Redisson's
+--   hash), with the waiter's rank in the queue.
+-- Needs: queue/functions.lua, limit/functions.lua.
+--
+-- `SET … NX GET` (Redis 6.2+) sets and reads in one command; older servers reject NX with GET,
+-- and then a plain SET NX, TYPE and GET do the same in three. A key of another type makes
+-- SET … GET fail with WRONGTYPE (it is never overwritten either way).
+
+if redis.replicate_commands then redis.replicate_commands() end
+local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
+local queue = KEYS[#KEYS]
+local semaphore = ARGV[11] == '1'
+if semaphore then
+  local other = limit_other(KEYS[#KEYS - 1], n)
+  if other then return {0, false, 0, -1, false, 0, other} end
+end
+local won, value, pttl, kind = 0, false, -1, false
+for i = 1, n do
+  local key = KEYS[i]
+  local t, v = 'string', false
+  local old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
+  if type(old) == 'table' and old.err then
+    if string.find(old.err, 'WRONGTYPE', 1, true) then
+      t = redis.call('type', key).ok
+    elseif redis.call('set', key, token, 'NX', 'PX', ttl) then
+      won = i
+      break
+    else
+      t = redis.call('type', key).ok
+      if t == 'string' then v = redis.call('get', key) end
+    end
+  elseif not old then
+    won = i
+    break
+  else
+    v = old
+  end
+  if v == token then won = i break end
+  if queue_claims(v, entry) then
+    redis.call('set', key, token, 'PX', ttl)
+    won = i
+    break
+  end
+  local left = redis.call('pttl', key)
+  if left == -2 then left = 0 end
+  if i == 1 or (left >= 0 and (pttl < 0 or left < pttl)) then
+    value, pttl, kind = v, left, false
+    if t ~= 'string' and t ~= 'none' then kind = t end
+  end
+end
+if won > 0 then
+  if entry ~= '' then
+    queue_leave(queue, entry, ARGV[8], ARGV[9])
+    for i = won + 1, n do
+      if redis.call('type', KEYS[i]).ok == 'string' and queue_claims(redis.call('get', KEYS[i]), entry) then
+        queue_hand_over(KEYS[i], queue, ARGV[8], ARGV[10], entry)
+      end
+    end
+  end
+  local counter = 0
+  if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
+  if semaphore then limit_settle(KEYS[#KEYS - 1], 1, n) end
+  return {won, false, 0, -1, false, counter, 0}
+end
+local rank = -1
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+return {0, value, pttl, rank, kind, 0, 0}

@@ -1,0 +1,156 @@
+//! Every lock under a prefix on every server (`status` without a name): the keys a SCAN finds,
+//! each with what the server holds there, shared holders included.
+
+use super::engine::Redlock;
+use super::inspect::with_readers;
+use super::keys::{self, Layout, Listed};
+use super::nodes::NodeError;
+use super::script::{Lua, Part};
+use super::verdict::{key_state, KeyState};
+use crate::clock::BootInstant;
+use std::collections::BTreeMap;
+
+/// The live shared holders of several locks (list/readers.lua).
+pub(super) static READERS: Lua = Lua::new(&[Part::new(include_str!("list/readers.lua"))]);
+
+/// One server's keys under a prefix and its view of each, or why it could not say.
+pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
+
+impl Redlock {
+    /// Every key under `prefix` on every server, with each server's view of it.
+    pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
+        let started = BootInstant::now();
+        let replies = self.nodes.round(|con| {
+            let layout = Layout::of(con);
+            let mut found = BTreeMap::new();
+            // Every master of a cluster: a SCAN lists only its own node's keys.
+            con.each_node(|node| {
+                for pattern in layout.patterns(&glob_escape(prefix), "") {
+                    let mut cursor: u64 = 0;
+                    loop {
+                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(&pattern)
+                            .arg("COUNT")
+                            .arg(1000)
+                            .query(node)?;
+                        // Waiter queues and fencing counters live beside their locks; they are
+                        // not locks. A semaphore's slots are.
+                        let keys: Vec<(String, String)> = keys
+                            .into_iter()
+                            .filter_map(|key| {
+                                let plain = layout.plain(&key)?.into_owned();
+                                let ours = plain.starts_with(prefix)
+                                    && keys::parse(prefix, &plain) != Listed::Beside;
+                                ours.then_some((key, plain))
+                            })
+                            .collect();
+                        read_listed(layout, &keys, node, &mut found)?;
+                        if next == 0 {
+                            break;
+                        }
+                        cursor = next;
+                    }
+                }
+                Ok(())
+            })?;
+            Ok(found)
+        });
+        self.observe("list", prefix, &replies, started, None, |found| {
+            (format!("{} keys", found.len()), true)
+        });
+        self.servers()
+            .iter()
+            .zip(replies)
+            .map(|(server, reply)| (server.display.clone(), reply.result))
+            .collect()
+    }
+}
+
+/// What `keys` (each as named on `node`, and as named here) hold on `node`, added to `found`
+/// under the name here. Multi-key reads go per batch: a cluster's per hash slot.
+fn read_listed(
+    layout: Layout,
+    keys: &[(String, String)],
+    node: &mut dyn redis::ConnectionLike,
+    found: &mut BTreeMap<String, KeyState>,
+) -> redis::RedisResult<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for (key, _) in keys {
+        pipe.cmd("TYPE").arg(key).cmd("PTTL").arg(key);
+    }
+    let facts: Vec<(String, i64)> = pipe.query(node)?;
+    let mut strings = Vec::new();
+    for ((key, plain), (kind, pttl)) in keys.iter().zip(facts) {
+        if kind == "string" {
+            strings.push((key.clone(), (plain.clone(), pttl)));
+        } else if kind != "none" {
+            found.insert(plain.clone(), key_state(&kind, None, pttl));
+        }
+    }
+    let named: BTreeMap<String, (String, i64)> = strings.into_iter().collect();
+    let names: Vec<String> = named.keys().cloned().collect();
+    let mut shared = Vec::new();
+    for batch in layout.batches(&names) {
+        let values: Vec<Option<String>> = redis::cmd("MGET").arg(&batch).query(node)?;
+        for (key, value) in batch.into_iter().zip(values) {
+            let Some((plain, pttl)) = named.get(&key) else {
+                continue;
+            };
+            if value.as_deref() == Some(keys::SHARED) {
+                shared.push((key.clone(), plain.clone()));
+            }
+            if value.is_some() {
+                found.insert(plain.clone(), key_state("string", value, *pttl));
+            }
+        }
+    }
+    // The shared holders of each lock marked shared, per batch of their readers' keys.
+    let readers: Vec<String> = shared
+        .iter()
+        .map(|(_, plain)| layout.name(&keys::readers(plain)).into_owned())
+        .collect();
+    for batch in layout.batches(&readers) {
+        let mut invocation = READERS.script().prepare_invoke();
+        for key in &batch {
+            invocation.key(key);
+        }
+        let lists: Vec<Vec<(String, i64)>> = invocation.invoke(node)?;
+        for (key, list) in batch.iter().zip(lists) {
+            let Some(index) = readers.iter().position(|r| r == key) else {
+                continue;
+            };
+            let plain = &shared[index].1;
+            if let Some(state) = found.remove(plain) {
+                found.insert(plain.clone(), with_readers(state, &list));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Escapes SCAN's glob characters so a prefix matches itself only.
+pub(super) fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "*?[]\\".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_escape_makes_prefix_literal() {
+        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+    }
+}

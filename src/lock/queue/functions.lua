@@ -1,0 +1,68 @@
+-- The queue's steps as Lua functions, for every script that takes one of them (the protocol,
+-- steps 1 to 5, is queue/mod.rs's module comment).
+--
+-- KEYS: none of its own; each function takes the keys it touches.
+-- ARGV: none of its own; each function takes its arguments.
+-- Returns: nothing (a library: it defines these functions and runs nothing):
+--   queue_join(queue, entry, stamp, lease): step 1; returns the rank. Reads the server's clock,
+--     then writes: scripts call `redis.replicate_commands()` first for servers before Redis 5.
+--   queue_leave(queue, entry, prefix, listening): step 5; `listening` is '1' when the waiter
+--     listens (its listeners are then told `done`).
+--   queue_claims(value, entry): step 4; whether the key's `value` is this waiter's.
+--   queue_hand_over(key, queue, prefix, reserve, own): step 3 for the freed `key`; `reserve` 0
+--     means wake nobody and delete the key (a failed attempt's clean-up).
+--   queue_pass_on(key, queue, prefix, reserve, own): step 3 for a `key` that holds a
+--     reservation for `own`, which no longer waits (step 5).
+-- Needs: the prelude's RESERVATION, BATCH_RESERVATION, SHARED_MARK, DEAD_SKIPPED and BATCH_MAX
+--   (queue/mod.rs).
+
+local function queue_join(queue, entry, stamp, lease)
+  local t = redis.call('time')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  redis.call('zadd', queue, 'NX', math.min(tonumber(stamp), now), entry)
+  if redis.call('pttl', queue) < tonumber(lease) / 2 then redis.call('pexpire', queue, lease) end
+  return redis.call('zrank', queue, entry)
+end
+
+local function queue_leave(queue, entry, prefix, listening)
+  redis.call('zrem', queue, entry)
+  if listening == '1' then redis.call('publish', prefix .. entry, 'done') end
+end
+
+local function queue_claims(value, entry)
+  return entry ~= '' and value == RESERVATION .. entry
+end
+
+local function queue_hand_over(key, queue, prefix, reserve, own)
+  if own ~= '' then redis.call('zrem', queue, own) end
+  if tonumber(reserve) > 0 then
+    for _ = 1, DEAD_SKIPPED do
+      local head = redis.call('zpopmin', queue)[1]
+      if not head then break end
+      if string.sub(head, 1, #SHARED_MARK) == SHARED_MARK then
+        local woken, popped = 0, 1
+        while true do
+          if redis.call('publish', prefix .. head, 'go') > 0 then woken = woken + 1 end
+          local next = redis.call('zrange', queue, 0, 0)[1]
+          if not next or string.sub(next, 1, #SHARED_MARK) ~= SHARED_MARK or popped >= BATCH_MAX then break end
+          head = redis.call('zpopmin', queue)[1]
+          popped = popped + 1
+        end
+        if woken > 0 then
+          redis.call('set', key, RESERVATION .. BATCH_RESERVATION, 'PX', reserve)
+          return
+        end
+      elseif redis.call('publish', prefix .. head, 'go') > 0 then
+        redis.call('set', key, RESERVATION .. head, 'PX', reserve)
+        return
+      end
+    end
+  end
+  redis.call('del', key)
+end
+
+local function queue_pass_on(key, queue, prefix, reserve, own)
+  if redis.call('type', key).ok == 'string' and queue_claims(redis.call('get', key), own) then
+    queue_hand_over(key, queue, prefix, reserve, own)
+  end
+end

@@ -1,0 +1,54 @@
+-- A shared holder's attempt on one server (`--shared`, attempt.rs): joins the shared holders
+-- when no writer holds the lock or waits ahead, or says who holds it and queues a waiter.
+--
+-- KEYS: [1] the lock key, [2] its readers, then (with `--fence`) [3] its fencing counter, and
+--   last the queue: the same as attempt/acquire.lua's for one candidate, but for the readers
+--   after the lock key.
+-- ARGV: the same as attempt/acquire.lua's ([1] token, [2] ttl ms, [4] fenced ('1'), [5] entry,
+--   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] listening ('1'); the others are
+--   not read).
+-- Returns: the same as attempt/acquire.lua's: {1, false, 0, -1, false, counter, 0} when it
+--   holds a share, else {0, value, pttl, rank, type, 0, 0}.
+-- Needs: queue/functions.lua, shared/functions.lua; the prelude's SHARED (keys.rs),
+--   RESERVATION (keys.rs) and BATCH_RESERVATION (queue/mod.rs).
+--
+-- The key is free for a shared holder when absent, marked shared, or reserved for a batch of
+-- shared waiters, and no live exclusive waiter queued before this one (for a waiter its place
+-- in the queue, for anyone else now). A grant reads the fencing counter without raising it: a
+-- shared holder sees the current fence and takes none (README).
+
+if redis.replicate_commands then redis.replicate_commands() end
+local key, readers, queue = KEYS[1], KEYS[2], KEYS[#KEYS]
+local token, ttl, entry = ARGV[1], tonumber(ARGV[2]), ARGV[5]
+local now = shared_now()
+local kind = redis.call('type', key).ok
+local value = false
+if kind == 'string' then value = redis.call('get', key) end
+local function granted()
+  if entry ~= '' then queue_leave(queue, entry, ARGV[8], ARGV[9]) end
+  local counter = 0
+  if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[3], 'fence')) or 0 end
+  return {1, false, 0, -1, false, counter, 0}
+end
+if value == SHARED and redis.call('zscore', readers, token) then return granted() end
+local open = kind == 'none' or value == SHARED or value == RESERVATION .. BATCH_RESERVATION
+if open then
+  local arrived = now
+  if entry ~= '' then
+    arrived = tonumber(redis.call('zscore', queue, entry)) or math.min(tonumber(ARGV[6]), now)
+  end
+  open = not shared_writer_ahead(queue, arrived, ARGV[8])
+end
+if open then
+  redis.call('zadd', readers, now + ttl, token)
+  redis.call('set', key, SHARED, 'PX', ttl)
+  shared_settle(key, readers, now)
+  return granted()
+end
+local pttl = redis.call('pttl', key)
+if pttl == -2 then pttl = 0 end
+local foreign = false
+if kind ~= 'string' and kind ~= 'none' then foreign = kind end
+local rank = -1
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+return {0, value, pttl, rank, foreign, 0, 0}
