@@ -185,7 +185,9 @@ fn literal(text: &str) -> String {
     let mut out = String::from("'");
     for byte in text.bytes() {
         if byte < 0x20 || byte == b'\'' || byte == b'\\' {
-            out.push_str(&format!("\\{byte}"));
+            // Three digits always: Lua reads up to three after a backslash, so `\31` followed
+            // by a digit would be another byte.
+            out.push_str(&format!("\\{byte:03}"));
         } else {
             out.push(byte as char);
         }
@@ -200,8 +202,9 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_in_the_scripts() {
-        assert_eq!(literal("\u{1f}count"), "'\\31count'");
-        assert_eq!(literal("a'b\\"), "'a\\39b\\92'");
+        assert_eq!(literal("\u{1f}count"), "'\\031count'");
+        assert_eq!(literal("a'b\\"), "'a\\039b\\092'");
+        assert_eq!(literal("\u{1f}5"), "'\\0315'", "a digit after an escape stays a digit");
     }
 
     #[test]
@@ -213,7 +216,7 @@ mod tests {
         let own = Part::new("-- Its header.\n--\nreturn {f(), MAX, SEP}\n").naming(OWN);
         assert_eq!(
             assemble(&[library, own]),
-            "local MARK = 'r:'\nlocal MAX = 8\nlocal SEP = '\\31'\n\
+            "local MARK = 'r:'\nlocal MAX = 8\nlocal SEP = '\\031'\n\
              local function f()\nreturn MARK\nend\nreturn {f(), MAX, SEP}\n"
         );
     }
