@@ -10,7 +10,7 @@
 
 use super::client::time_left;
 use super::cluster::{command_slot, Cluster, Map, Node, Redirect};
-use super::replay::Replay;
+use super::replay::{Replay, Step};
 use crate::clock::BootInstant;
 use redis::{Connection, ConnectionLike, RedisError, RedisResult, Value};
 use std::sync::Arc;
@@ -66,18 +66,20 @@ impl Session {
         }
     }
 
-    /// A session over the replies `record` holds (replay.rs).
-    pub(crate) fn replay(record: Replay) -> Session {
-        Session {
-            inner: Inner::Replay(record),
+    /// Runs `op` once over a session that replays the replies `record` holds (replay.rs):
+    /// the request to send next, or `op`'s result once every reply it asked for is in.
+    pub(crate) fn replay<T>(
+        record: &mut Replay,
+        op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+    ) -> Step<T> {
+        let mut session = Session {
+            inner: Inner::Replay(std::mem::take(record)),
+        };
+        let result = op(&mut session);
+        if let Inner::Replay(replayed) = session.inner {
+            *record = replayed;
         }
-    }
-
-    pub(super) fn into_replay(self) -> Replay {
-        match self.inner {
-            Inner::Replay(record) => record,
-            _ => Replay::default(),
-        }
+        record.rewind(result)
     }
 
     /// Whether this is a cluster's, whose keys are named for hash slots (`lock::keys::Layout`).
