@@ -4,16 +4,18 @@
 //! This file owns `Server` (one server as the user named it, and how to reach it); the URL text
 //! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
-//! and the connection a round uses, whichever the kind, in `session`. A plain server's
-//! connection can also be a `wire` that never blocks, for the one-thread rounds: where one reply
-//! ends is `resp`'s, replaying a round's closure over its replies `replay`'s (a failure kept as
-//! data, `failure`), and sending a script's source on its first use on a connection `scripts`'.
+//! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
+//! `route`). A plain server's connection can also be a `wire` that never blocks, for the
+//! one-thread rounds: where one reply ends is `resp`'s, the record of a round's replies that its
+//! closure runs over again `replay`'s (a failure kept as data, `failure`), and sending a script's
+//! source on its first use on a connection `scripts`'.
 
 mod client;
 mod cluster;
 mod failure;
 mod replay;
 mod resp;
+mod route;
 pub(crate) mod scripts;
 mod sentinel;
 mod session;

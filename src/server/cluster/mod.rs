@@ -2,7 +2,7 @@
 //! each hash slot (`CLUSTER SLOTS`, from the seeds and the masters already known, all asked at
 //! once), keeping that map while it holds, and connecting to any node with the URL's
 //! credentials and TLS settings. The arithmetic (slots, redirections, the map) is in `slots`;
-//! sending a request to the right node and following its redirections is `super::session`'s.
+//! sending a request to the right node and following its redirections is `super::route`'s.
 //!
 //! The map is refreshed after a `MOVED` that contradicts it and after a node failed to answer,
 //! before the next request needs it: a failover moves every slot of the failed master at once,
