@@ -6,9 +6,9 @@
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
 //! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
 //! `route`). A plain server's connection can also be a `wire` that never blocks, for the
-//! one-thread rounds: where one reply ends is `resp`'s, the record of a round's replies that its
-//! closure runs over again `replay`'s (a failure kept as data, `failure`), and sending a script's
-//! source on its first use on a connection `scripts`'.
+//! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
+//! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`),
+//! and sending a script's source on its first use on a connection `scripts`'.
 
 mod client;
 mod cluster;
@@ -19,6 +19,7 @@ mod route;
 pub(crate) mod scripts;
 mod sentinel;
 mod session;
+mod socket;
 mod url;
 mod wire;
 
@@ -27,15 +28,17 @@ use client::{client, with_credentials};
 pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
+pub(crate) use failure::{Answer, Failure};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
 pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
 pub(crate) use session::Session;
+pub(crate) use socket::Plain;
 use std::sync::Arc;
 use std::time::Duration;
 use url::{check_query, normalize, redact};
-pub(crate) use wire::{payload, wait_any, wait_any_or, Answer, Failure, Plain, Sink, Wire};
+pub(crate) use wire::{payload, wait_any, wait_any_or, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
