@@ -1,21 +1,28 @@
 //! A Redis Cluster as one server: parsing `redis+cluster://` URLs, learning which master serves
 //! each hash slot (`CLUSTER SLOTS`, from the seeds and the masters already known, all asked at
 //! once), keeping that map while it holds, and connecting to any node with the URL's
-//! credentials and TLS settings. The arithmetic (slots, redirections, the map) is in `slots`;
-//! sending a request to the right node and following its redirections is `super::route`'s.
+//! credentials and TLS settings. Without I/O: a key's hash slot in `slots`, a node's address in
+//! `node`, the slot map in `map`, a node's redirections in `redirect`; sending a request to the
+//! right node and following its redirections is `super::route`'s.
 //!
 //! The map is refreshed after a `MOVED` that contradicts it and after a node failed to answer,
 //! before the next request needs it: a failover moves every slot of the failed master at once,
 //! and the next round then asks the new master.
 
+mod map;
+mod node;
+mod redirect;
 mod slots;
 
 use super::client::{client, time_left, with_credentials, Tls};
 use super::url::HostList;
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
+pub(crate) use map::Map;
+pub(crate) use node::Node;
+pub(crate) use redirect::Redirect;
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
-pub(crate) use slots::{command_slot, hash_slot, hash_tag, Map, Node, Redirect};
+pub(crate) use slots::{command_slot, hash_slot, hash_tag};
 use std::sync::{mpsc, Arc, Mutex};
 
 /// The port a seed listens on unless the URL says otherwise.
