@@ -32,12 +32,13 @@ pub(crate) use failure::{Answer, Failure};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
-pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
+pub(crate) use sentinel::SentinelCredentials;
 pub(crate) use session::Session;
 pub(crate) use socket::Plain;
 use std::sync::Arc;
 use std::time::Duration;
-use url::{check_query, normalize, redact};
+pub(crate) use url::rejoin_host_lists;
+use url::{check_query, is_cluster_url, is_sentinel_url, normalize, redact};
 pub(crate) use wire::{payload, wait_any, wait_any_or, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
@@ -76,7 +77,7 @@ pub(crate) struct Credentials {
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
-        if cluster::is_cluster_url(url) {
+        if is_cluster_url(url) {
             let cluster = cluster::parse(
                 url,
                 &display,
@@ -93,7 +94,7 @@ impl Server {
                 target: Target::Cluster(Arc::new(cluster)),
             });
         }
-        if sentinel::is_sentinel_url(url) {
+        if is_sentinel_url(url) {
             let group = sentinel::parse(
                 url,
                 &display,

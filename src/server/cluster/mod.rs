@@ -56,10 +56,6 @@ struct Known {
     stale: bool,
 }
 
-pub(crate) fn is_cluster_url(url: &str) -> bool {
-    url.starts_with("redis+cluster://") || url.starts_with("rediss+cluster://")
-}
-
 /// Parses `redis+cluster://` and `rediss+cluster://` URLs. The user and password in the URL (or
 /// `--username`, `REDLOCK_PASSWORD`, `--password-file`) log in to every node.
 pub(crate) fn parse(
