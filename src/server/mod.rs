@@ -1,5 +1,6 @@
-//! Server addresses: parsing `redis://`, `rediss://` and Sentinel URLs, preparing each server's
-//! client (credentials and TLS settings included), and showing servers without their password.
+//! Server addresses: parsing `redis://`, `rediss://`, Sentinel and cluster URLs, preparing each
+//! server's client (credentials and TLS settings included), and showing servers without their
+//! password.
 //!
 //! This file owns `Server` (one server as the user named it, and how to reach it); the URL text
 //! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
@@ -24,7 +25,7 @@ mod url;
 mod wire;
 
 use crate::human::{self, first_line};
-use client::{client, with_credentials};
+use client::{client, unusable_tls_files, with_credentials};
 pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
@@ -74,19 +75,18 @@ pub(crate) struct Credentials {
     pub(crate) sentinel: SentinelCredentials,
 }
 
+impl Credentials {
+    /// The user and password for the servers that hold the keys (not the sentinels).
+    fn servers(&self) -> (Option<&str>, Option<&str>) {
+        (self.username.as_deref(), self.password.as_deref())
+    }
+}
+
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
         if is_cluster_url(url) {
-            let cluster = cluster::parse(
-                url,
-                &display,
-                (
-                    credentials.username.as_deref(),
-                    credentials.password.as_deref(),
-                ),
-                tls,
-            )?;
+            let cluster = cluster::parse(url, &display, credentials.servers(), tls)?;
             return Ok(Server {
                 display,
                 identity: cluster.identity(),
@@ -98,10 +98,7 @@ impl Server {
             let group = sentinel::parse(
                 url,
                 &display,
-                (
-                    credentials.username.as_deref(),
-                    credentials.password.as_deref(),
-                ),
+                credentials.servers(),
                 &credentials.sentinel,
                 tls,
             )?;
@@ -137,11 +134,8 @@ impl Server {
                     Ok(info)
                 }
             })?;
-        let settings = with_credentials(
-            info.redis_settings().clone(),
-            credentials.username.as_deref(),
-            credentials.password.as_deref(),
-        );
+        let (username, password) = credentials.servers();
+        let settings = with_credentials(info.redis_settings().clone(), username, password);
         let db = settings.db();
         let identity = match info.addr() {
             ConnectionAddr::Tcp(host, port) => format!("{}:{port}/{db}", host.to_lowercase()),
@@ -152,12 +146,7 @@ impl Server {
             other => format!("{other}/{db}"),
         };
         let info = info.set_redis_settings(settings);
-        let client = client(&info, tls).map_err(|e| {
-            format!(
-                "cannot use the TLS files for '{display}': {}; expected PEM certificates (--tls-ca, --tls-cert) and a PEM private key (--tls-key)",
-                crate::human::lowercase_first(first_line(&e.to_string()))
-            )
-        })?;
+        let client = client(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
         Ok(Server {
             display,
             identity,

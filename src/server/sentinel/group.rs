@@ -2,11 +2,11 @@
 //! master through a failover: each master the sentinels name is tried as its answer arrives,
 //! and used only once its own `ROLE` says master.
 
-use super::super::client::{client, time_left, Tls};
+use super::super::client::{at, client, connect, Tls};
 use super::discovery::ask_all;
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
-use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, RedisResult};
+use redis::{Client, Connection, ConnectionInfo, RedisResult};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -136,26 +136,15 @@ impl Group {
         Err(std::io::Error::other(message).into())
     }
 
+    /// The server at `host:port`, connected by `deadline`, if its own `ROLE` says master.
     fn connect_master(
         &self,
         host: &str,
         port: u16,
         deadline: BootInstant,
     ) -> RedisResult<Connection> {
-        let addr = match self.master.addr() {
-            ConnectionAddr::TcpTls { insecure, .. } => ConnectionAddr::TcpTls {
-                host: host.to_string(),
-                port,
-                insecure: *insecure,
-                tls_params: None,
-            },
-            _ => ConnectionAddr::Tcp(host.to_string(), port),
-        };
-        let info = self.master.clone().set_addr(addr);
-        let client = client(&info, &self.tls)?;
-        let mut connection = client.get_connection_with_timeout(time_left(deadline)?)?;
-        connection.set_read_timeout(Some(time_left(deadline)?))?;
-        connection.set_write_timeout(Some(time_left(deadline)?))?;
+        let client = client(&at(&self.master, host, port), &self.tls)?;
+        let mut connection = connect(&client, deadline)?;
         let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut connection)?;
         match role.first() {
             Some(redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(connection),
