@@ -1,39 +1,46 @@
-//! Server addresses: parsing `redis://`, `rediss://` and Sentinel URLs, preparing each server's
-//! client (credentials and TLS settings included), and showing servers without their password.
+//! Server addresses: parsing `redis://`, `rediss://`, Sentinel and cluster URLs, preparing each
+//! server's client (credentials and TLS settings included), and showing servers without their
+//! password.
 //!
 //! This file owns `Server` (one server as the user named it, and how to reach it); the URL text
 //! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
-//! and the connection a round uses, whichever the kind, in `session`. A plain server's
-//! connection can also be a `wire` that never blocks, for the one-thread rounds: where one reply
-//! ends is `resp`'s, replaying a round's closure over its replies `replay`'s (a failure kept as
-//! data, `failure`), and sending a script's source on its first use on a connection `scripts`'.
+//! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
+//! `route`). A plain server's connection can also be a `wire` that never blocks, for the
+//! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
+//! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`),
+//! and sending a script's source on its first use on a connection `scripts`'.
 
 mod client;
 mod cluster;
 mod failure;
 mod replay;
 mod resp;
+mod route;
 pub(crate) mod scripts;
 mod sentinel;
 mod session;
+mod socket;
 mod url;
 mod wire;
 
 use crate::human::{self, first_line};
-use client::{client, with_credentials};
+use client::{client, unusable_tls_files, with_credentials};
 pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
+pub(crate) use failure::{Answer, Failure};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
-pub(crate) use sentinel::{rejoin_host_lists, SentinelCredentials};
+pub(crate) use sentinel::SentinelCredentials;
 pub(crate) use session::Session;
+pub(crate) use socket::Plain;
 use std::sync::Arc;
 use std::time::Duration;
-use url::{check_query, normalize, redact};
-pub(crate) use wire::{payload, wait_any, wait_any_or, Answer, Failure, Plain, Sink, Wire};
+pub(crate) use url::rejoin_host_lists;
+use url::{check_query, is_cluster_url, is_sentinel_url, normalize, redact};
+pub(crate) use wire::{payload, wait_any, wait_any_or, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
 #[derive(Clone)]
@@ -68,19 +75,18 @@ pub(crate) struct Credentials {
     pub(crate) sentinel: SentinelCredentials,
 }
 
+impl Credentials {
+    /// The user and password for the servers that hold the keys (not the sentinels).
+    fn servers(&self) -> (Option<&str>, Option<&str>) {
+        (self.username.as_deref(), self.password.as_deref())
+    }
+}
+
 impl Server {
     pub(crate) fn parse(url: &str, credentials: &Credentials, tls: &Tls) -> Result<Server, String> {
         let display = human::printable(&redact(url));
-        if cluster::is_cluster_url(url) {
-            let cluster = cluster::parse(
-                url,
-                &display,
-                (
-                    credentials.username.as_deref(),
-                    credentials.password.as_deref(),
-                ),
-                tls,
-            )?;
+        if is_cluster_url(url) {
+            let cluster = cluster::parse(url, &display, credentials.servers(), tls)?;
             return Ok(Server {
                 display,
                 identity: cluster.identity(),
@@ -88,14 +94,11 @@ impl Server {
                 target: Target::Cluster(Arc::new(cluster)),
             });
         }
-        if sentinel::is_sentinel_url(url) {
+        if is_sentinel_url(url) {
             let group = sentinel::parse(
                 url,
                 &display,
-                (
-                    credentials.username.as_deref(),
-                    credentials.password.as_deref(),
-                ),
+                credentials.servers(),
                 &credentials.sentinel,
                 tls,
             )?;
@@ -131,11 +134,8 @@ impl Server {
                     Ok(info)
                 }
             })?;
-        let settings = with_credentials(
-            info.redis_settings().clone(),
-            credentials.username.as_deref(),
-            credentials.password.as_deref(),
-        );
+        let (username, password) = credentials.servers();
+        let settings = with_credentials(info.redis_settings().clone(), username, password);
         let db = settings.db();
         let identity = match info.addr() {
             ConnectionAddr::Tcp(host, port) => format!("{}:{port}/{db}", host.to_lowercase()),
@@ -146,12 +146,7 @@ impl Server {
             other => format!("{other}/{db}"),
         };
         let info = info.set_redis_settings(settings);
-        let client = client(&info, tls).map_err(|e| {
-            format!(
-                "cannot use the TLS files for '{display}': {}; expected PEM certificates (--tls-ca, --tls-cert) and a PEM private key (--tls-key)",
-                crate::human::lowercase_first(first_line(&e.to_string()))
-            )
-        })?;
+        let client = client(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
         Ok(Server {
             display,
             identity,

@@ -3,15 +3,15 @@
 //! start each time one more reply is in, against a session that replays the replies it already
 //! got. When the closure asks for a reply not yet in, the session records the request and fails
 //! it, and this run's result is discarded: the request goes out, and the closure runs again once
-//! its reply is back. So the same closures serve a thread per server and one poll loop.
+//! its reply is back. So the same closures serve a thread per server and one poll loop. This
+//! file keeps the record of what the requests got; a run over it is `Session::replay`'s.
 //!
 //! This relies on a round's closures being pure functions of their replies (they build their
 //! requests from captured values and what the servers answered, and touch nothing else), which
 //! every round's is; a request that differs on a re-run is caught and fails that server's
 //! request instead of being sent.
 
-use super::wire::{Answer, Failure};
-use super::Session;
+use super::failure::{Answer, Failure};
 use redis::{RedisResult, Value};
 
 /// One request as it goes out: packed commands, of which replies after the first `skip` (of
@@ -71,15 +71,9 @@ impl Replay {
         }
     }
 
-    /// Runs `op` once over the replies in so far.
-    pub(crate) fn step<T>(
-        &mut self,
-        op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
-    ) -> Step<T> {
-        let record = std::mem::take(self);
-        let mut session = Session::replay(record);
-        let result = op(&mut session);
-        *self = session.into_replay();
+    /// Ends a run of the closure (`Session::replay`) that gave `result`: the next run starts
+    /// from the first reply again.
+    pub(super) fn rewind<T>(&mut self, result: RedisResult<T>) -> Step<T> {
         self.next = 0;
         match self.wanted.clone() {
             Some(request) => Step::Send(request),
@@ -87,14 +81,14 @@ impl Replay {
         }
     }
 
-    /// The reply (or failure) to the request the last `step` asked to send.
+    /// The reply (or failure) to the request the last run asked to send.
     pub(crate) fn answer(&mut self, answer: Answer) {
         if let Some(request) = self.wanted.take() {
             self.answered.push((request.packed, answer));
         }
     }
 
-    /// Fails the request the last `step` asked to send (a timeout, a broken connection).
+    /// Fails the request the last run asked to send (a timeout, a broken connection).
     pub(crate) fn fail(&mut self, failure: Failure) {
         self.answer(Err(failure));
     }
@@ -106,7 +100,7 @@ impl Replay {
     }
 }
 
-/// The error a request waiting for its reply gets; never seen outside `step`.
+/// The error a request waiting for its reply gets; never seen outside `Session::replay`.
 fn pending() -> redis::RedisError {
     std::io::Error::other("internal: reply not in yet").into()
 }

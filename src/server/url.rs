@@ -1,8 +1,39 @@
-//! Server URLs as text: the forms accepted beyond the redis crate's (a bare socket path), the
-//! query parameters refused because the client would ignore them, and redaction, which replaces
-//! every password with `***` before a URL is shown anywhere.
+//! Server URLs as text: the forms accepted beyond the redis crate's (a bare socket path, a
+//! Sentinel group's or a cluster's host list), the query parameters refused because the client
+//! would ignore them, and redaction, which replaces every password with `***` before a URL is
+//! shown anywhere.
 
-/// Accepts `unix:///path` and a bare `/path/to/redis.sock` as Unix socket forms.
+pub(crate) fn is_sentinel_url(url: &str) -> bool {
+    url.starts_with("redis+sentinel://") || url.starts_with("rediss+sentinel://")
+}
+
+pub(crate) fn is_cluster_url(url: &str) -> bool {
+    url.starts_with("redis+cluster://") || url.starts_with("rediss+cluster://")
+}
+
+/// Undoes the comma split of `-s`/`REDLOCK_SERVERS` inside a Sentinel URL's or a cluster URL's
+/// host list: `redis+sentinel://h1`, `h2:26380/mymaster` become one URL again. A piece continues
+/// the one before it only while that one is a Sentinel URL without its master name yet, or a
+/// cluster URL without a path, and only when the piece has no scheme of its own.
+pub(crate) fn rejoin_host_lists(pieces: &[String]) -> Vec<String> {
+    let mut urls: Vec<String> = Vec::new();
+    for piece in pieces.iter().map(|p| p.trim()) {
+        match urls.last_mut() {
+            Some(open)
+                if (is_sentinel_url(open) || is_cluster_url(open))
+                    && !open.split_once("://").is_some_and(|(_, r)| r.contains('/'))
+                    && !piece.contains("://")
+                    && !piece.starts_with('/') =>
+            {
+                open.push(',');
+                open.push_str(piece);
+            }
+            _ => urls.push(piece.to_string()),
+        }
+    }
+    urls
+}
+
 /// A URL that names several hosts (`redis+sentinel://`, `redis+cluster://`), taken apart up to
 /// its hosts and path: the form both kinds share, checked once.
 pub(crate) struct HostList<'a> {
@@ -57,6 +88,7 @@ impl<'a> HostList<'a> {
     }
 }
 
+/// Accepts `unix:///path` and a bare `/path/to/redis.sock` as Unix socket forms.
 pub(crate) fn normalize(url: &str) -> String {
     if url.starts_with('/') {
         format!("unix://{url}")
@@ -157,6 +189,36 @@ pub(crate) fn check_query(display: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comma_split_host_lists_are_joined_again() {
+        let pieces: Vec<String> = [
+            "redis://a:1",
+            "redis+sentinel://h1",
+            " h2:26380",
+            "h3/m",
+            "rediss+sentinel://:pw@h4/n",
+            "/tmp/r.sock",
+            "h5",
+            "redis+cluster://c1:7000",
+            "c2:7001",
+            "redis://a:2",
+        ]
+        .map(String::from)
+        .into();
+        assert_eq!(
+            rejoin_host_lists(&pieces),
+            [
+                "redis://a:1",
+                "redis+sentinel://h1,h2:26380,h3/m",
+                "rediss+sentinel://:pw@h4/n",
+                "/tmp/r.sock",
+                "h5",
+                "redis+cluster://c1:7000,c2:7001",
+                "redis://a:2"
+            ]
+        );
+    }
 
     #[test]
     fn redact_hides_passwords_in_every_form() {

@@ -1,6 +1,7 @@
 //! A plain server's connection (TCP or a Unix socket, RESP2, no TLS) that never blocks, so
 //! that one thread can carry a round's requests to every server at once and wait on all their
-//! sockets in one poll(2) (`lock::nodes::poll`).
+//! sockets in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes is the
+//! socket's (socket.rs); this file owns what the bytes mean.
 //!
 //! A wire is a byte queue each way. Requests are appended to `out` and written as far as the
 //! socket takes them; every request says how many replies it is owed and who gets them, and
@@ -18,49 +19,15 @@
 //! (no round trip of its own); messages may still come until the server has read that, and
 //! none after its reply.
 
-pub(crate) use super::failure::{Answer, Failure};
+use super::failure::{Answer, Failure};
 use super::resp::frame_length;
-use redis::{ConnectionAddr, RedisConnectionInfo, Value};
+use super::socket::{Plain, Socket};
+use redis::Value;
 use rustix::event::{PollFd, PollFlags};
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::net::UnixStream;
+use std::io;
+use std::os::fd::BorrowedFd;
 use std::time::Duration;
-
-/// Where a plain server listens, and what a new connection must say first.
-#[derive(Clone)]
-pub(crate) struct Plain {
-    address: Address,
-    settings: RedisConnectionInfo,
-}
-
-#[derive(Clone)]
-enum Address {
-    Tcp(String, u16),
-    Unix(std::path::PathBuf),
-}
-
-impl Plain {
-    /// The server as a wire reaches it, if it can: TCP or a Unix socket spoken in RESP2. TLS and
-    /// RESP3 connections stay with the redis crate's own (a thread each in a round).
-    pub(crate) fn of(info: &redis::ConnectionInfo) -> Option<Plain> {
-        let settings = info.redis_settings();
-        if settings.protocol() != redis::ProtocolVersion::RESP2 {
-            return None;
-        }
-        let address = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => Address::Tcp(host.clone(), *port),
-            ConnectionAddr::Unix(path) => Address::Unix(path.clone()),
-            _ => return None,
-        };
-        Some(Plain {
-            address,
-            settings: settings.clone(),
-        })
-    }
-}
 
 /// Who gets a request's replies.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -88,15 +55,8 @@ struct Owed {
     ends_messages: bool,
 }
 
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
 pub(crate) struct Wire {
-    stream: Stream,
-    /// Still connecting (TCP): the addresses left to try after this one.
-    connecting: Option<Vec<SocketAddr>>,
+    socket: Socket,
     out: Vec<u8>,
     input: Vec<u8>,
     owed: VecDeque<Owed>,
@@ -112,29 +72,8 @@ pub(crate) struct Wire {
 impl Wire {
     /// Starts connecting to `plain` (a Unix socket connects at once) and queues the set-up.
     pub(crate) fn open(plain: &Plain) -> Result<Wire, Failure> {
-        let (stream, connecting) = match &plain.address {
-            Address::Unix(path) => {
-                let stream = UnixStream::connect(path).map_err(|e| Failure::of(&e))?;
-                stream.set_nonblocking(true).map_err(|e| Failure::of(&e))?;
-                (Stream::Unix(stream), None)
-            }
-            Address::Tcp(host, port) => {
-                // Host names are resolved here, synchronously: a round trip to the resolver
-                // before the round, bounded by the system's resolver settings.
-                let mut addresses: Vec<SocketAddr> = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(|e| Failure::new(e.kind(), format!("cannot resolve {host}: {e}")))?
-                    .collect();
-                addresses.reverse();
-                let first = addresses.pop().ok_or_else(|| {
-                    Failure::new(io::ErrorKind::NotFound, format!("{host} has no address"))
-                })?;
-                (Stream::Tcp(start_connect(first)?), Some(addresses))
-            }
-        };
         let mut wire = Wire {
-            stream,
-            connecting,
+            socket: Socket::open(plain)?,
             out: Vec::new(),
             input: Vec::new(),
             owed: VecDeque::new(),
@@ -143,7 +82,7 @@ impl Wire {
             subscriber: false,
             subscribed: false,
         };
-        let settings = &plain.settings;
+        let settings = plain.settings();
         if let Some(password) = settings.password() {
             let mut auth = redis::cmd("AUTH");
             if let Some(username) = settings.username() {
@@ -165,25 +104,19 @@ impl Wire {
             self.subscribed = false;
             self.out
                 .extend_from_slice(&redis::cmd("UNSUBSCRIBE").get_packed_command());
-            self.owe(1, Sink::Discard, true);
+            self.owe(1, 0, Sink::Discard, true);
         }
         match super::scripts::first_use(packed, &mut self.scripts) {
             Some(eval) => self.out.extend_from_slice(&eval),
             None => self.out.extend_from_slice(packed),
         }
+        self.owe(count, skip, to, false);
+    }
+
+    fn owe(&mut self, count: usize, skip: usize, to: Sink, ends_messages: bool) {
         self.owed.push_back(Owed {
             count,
             skip,
-            got: Vec::new(),
-            to,
-            ends_messages: false,
-        });
-    }
-
-    fn owe(&mut self, count: usize, to: Sink, ends_messages: bool) {
-        self.owed.push_back(Owed {
-            count,
-            skip: 0,
             got: Vec::new(),
             to,
             ends_messages,
@@ -224,7 +157,7 @@ impl Wire {
 
     /// Whether a request is still waiting to be written (or the connection to be made).
     pub(crate) fn sending(&self) -> bool {
-        self.failed.is_none() && (self.connecting.is_some() || !self.out.is_empty())
+        self.failed.is_none() && (self.socket.connecting() || !self.out.is_empty())
     }
 
     pub(crate) fn failure(&self) -> Option<&Failure> {
@@ -235,7 +168,7 @@ impl Wire {
     pub(crate) fn interest(&self) -> PollFlags {
         if self.failed.is_some() {
             PollFlags::empty()
-        } else if self.connecting.is_some() || !self.out.is_empty() {
+        } else if self.socket.connecting() || !self.out.is_empty() {
             PollFlags::OUT | PollFlags::IN
         } else {
             PollFlags::IN
@@ -243,10 +176,7 @@ impl Wire {
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        match &self.stream {
-            Stream::Tcp(stream) => stream.as_fd(),
-            Stream::Unix(stream) => stream.as_fd(),
-        }
+        self.socket.fd()
     }
 
     /// Moves bytes both ways as far as the socket allows without blocking, and returns what was
@@ -272,71 +202,19 @@ impl Wire {
     }
 
     fn pump(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
-        if self.connecting.is_some() && !self.finish_connect()? {
+        if !self.socket.connected()? {
             return Ok(());
         }
-        while !self.out.is_empty() {
-            match write(&mut self.stream, &self.out) {
-                Ok(0) => return Err(Failure::new(io::ErrorKind::WriteZero, "write failed")),
-                Ok(written) => {
-                    self.out.drain(..written);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::of(&e)),
-            }
+        self.socket.write_from(&mut self.out)?;
+        let closed = self.socket.read_into(&mut self.input)?;
+        self.take_replies(answered)?;
+        if closed {
+            return Err(Failure::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
         }
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            match self.read(&mut chunk) {
-                Ok(0) => {
-                    self.take_replies(answered)?;
-                    return Err(Failure::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection",
-                    ));
-                }
-                Ok(read) => self.input.extend_from_slice(&chunk[..read]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::of(&e)),
-            }
-        }
-        self.take_replies(answered)
-    }
-
-    /// Whether the TCP connect is done; moves on to the next address after a refusal.
-    fn finish_connect(&mut self) -> Result<bool, Failure> {
-        let Stream::Tcp(stream) = &self.stream else {
-            self.connecting = None;
-            return Ok(true);
-        };
-        let outcome = match rustix::net::sockopt::socket_error(stream) {
-            Ok(outcome) => outcome,
-            Err(errno) => Err(errno),
-        };
-        match outcome {
-            Ok(()) => match stream.peer_addr() {
-                Ok(_) => {
-                    self.connecting = None;
-                    let _ = stream.set_nodelay(true);
-                    Ok(true)
-                }
-                // Not connected yet: poll said writable only because it was asked early.
-                Err(_) => Ok(false),
-            },
-            Err(errno) => {
-                let err = io::Error::from(errno);
-                let next = self.connecting.as_mut().and_then(Vec::pop);
-                match next {
-                    Some(address) => {
-                        self.stream = Stream::Tcp(start_connect(address)?);
-                        Ok(false)
-                    }
-                    None => Err(Failure::of(&err)),
-                }
-            }
-        }
+        Ok(())
     }
 
     fn take_replies(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
@@ -384,13 +262,6 @@ impl Wire {
         }
         self.input.drain(..start);
         Ok(())
-    }
-
-    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        match &mut self.stream {
-            Stream::Tcp(stream) => stream.read(buffer),
-            Stream::Unix(stream) => stream.read(buffer),
-        }
     }
 }
 
@@ -444,32 +315,4 @@ pub(crate) fn wait_any_or<'a>(
     // An error (EINTR) is a wake-up like any other: the caller looks again.
     let _ = rustix::event::poll(&mut fds, Some(&timeout));
     bell.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty())
-}
-
-fn write(stream: &mut Stream, bytes: &[u8]) -> io::Result<usize> {
-    match stream {
-        Stream::Tcp(stream) => stream.write(bytes),
-        Stream::Unix(stream) => stream.write(bytes),
-    }
-}
-
-/// A TCP socket that has started connecting to `address` without waiting for it.
-fn start_connect(address: SocketAddr) -> Result<TcpStream, Failure> {
-    use rustix::net::{AddressFamily, SocketFlags, SocketType};
-    let family = if address.is_ipv4() {
-        AddressFamily::INET
-    } else {
-        AddressFamily::INET6
-    };
-    let socket = rustix::net::socket_with(
-        family,
-        SocketType::STREAM,
-        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(|e| Failure::of(&e.into()))?;
-    match rustix::net::connect(&socket, &address) {
-        Ok(()) | Err(rustix::io::Errno::INPROGRESS) => Ok(TcpStream::from(socket)),
-        Err(errno) => Err(Failure::of(&errno.into())),
-    }
 }

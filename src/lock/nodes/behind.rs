@@ -33,13 +33,13 @@ impl Loop {
                 let value = match feed {
                     Feed::Answer(answer) => {
                         replay.answer(answer);
-                        match replay.step(&*op) {
+                        match Session::replay(&mut replay, &*op) {
                             Step::Send(request) => return Next::Ask(request),
                             Step::Done(result) => result.ok(),
                         }
                     }
                     // Whether the replies already in finish it (they came before `adopt`).
-                    Feed::Check => match replay.step(&*op) {
+                    Feed::Check => match Session::replay(&mut replay, &*op) {
                         Step::Send(_) => return Next::Wait,
                         Step::Done(result) => result.ok(),
                     },
@@ -51,7 +51,9 @@ impl Loop {
                     return Next::Done;
                 };
                 let mut replay = Replay::default();
-                match replay.step(&|con: &mut Session| cleanup(con, value.as_ref())) {
+                match Session::replay(&mut replay, &|con: &mut Session| {
+                    cleanup(con, value.as_ref())
+                }) {
                     Step::Send(request) => Next::Tell(request),
                     Step::Done(_) => Next::Done,
                 }

@@ -219,7 +219,7 @@ impl Loop {
                 kept.wire.retarget(Sink::Round(index), Sink::Discard);
                 kept.stalled = true;
                 entry.replay.fail(Failure::timed_out());
-                let result = match entry.replay.step(op) {
+                let result = match Session::replay(&mut entry.replay, op) {
                     Step::Done(result) => result,
                     Step::Send(_) => Err(Failure::timed_out().error()),
                 };
@@ -284,7 +284,7 @@ impl Loop {
         F: Fn(&mut Session) -> RedisResult<T> + ?Sized,
     {
         let entry = run.entries[index].as_mut().expect("an asked server");
-        match entry.replay.step(run.op) {
+        match Session::replay(&mut entry.replay, run.op) {
             Step::Done(result) if run.counting => {
                 run.replies[index] = Some(reply(result, run.started, run.timeout));
             }

@@ -1,21 +1,28 @@
 //! A Redis Cluster as one server: parsing `redis+cluster://` URLs, learning which master serves
 //! each hash slot (`CLUSTER SLOTS`, from the seeds and the masters already known, all asked at
 //! once), keeping that map while it holds, and connecting to any node with the URL's
-//! credentials and TLS settings. The arithmetic (slots, redirections, the map) is in `slots`;
-//! sending a request to the right node and following its redirections is `super::session`'s.
+//! credentials and TLS settings. Without I/O: a key's hash slot in `slots`, a node's address in
+//! `node`, the slot map in `map`, a node's redirections in `redirect`; sending a request to the
+//! right node and following its redirections is `super::route`'s.
 //!
 //! The map is refreshed after a `MOVED` that contradicts it and after a node failed to answer,
 //! before the next request needs it: a failover moves every slot of the failed master at once,
 //! and the next round then asks the new master.
 
+mod map;
+mod node;
+mod redirect;
 mod slots;
 
-use super::client::{client, time_left, with_credentials, Tls};
+use super::client::{at, client, connect, unusable_tls_files, with_credentials, Tls};
 use super::url::HostList;
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
-use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
-pub(crate) use slots::{command_slot, hash_slot, hash_tag, Map, Node, Redirect};
+pub(crate) use map::Map;
+pub(crate) use node::Node;
+pub(crate) use redirect::Redirect;
+use redis::{Client, Connection, ConnectionInfo, IntoConnectionInfo, RedisResult};
+pub(crate) use slots::{command_slot, hash_slot, hash_tag};
 use std::sync::{mpsc, Arc, Mutex};
 
 /// The port a seed listens on unless the URL says otherwise.
@@ -47,10 +54,6 @@ struct Known {
     map: Option<Arc<Map>>,
     /// Ask again before the next request: a node failed us, or redirected us elsewhere.
     stale: bool,
-}
-
-pub(crate) fn is_cluster_url(url: &str) -> bool {
-    url.starts_with("redis+cluster://") || url.starts_with("rediss+cluster://")
 }
 
 /// Parses `redis+cluster://` and `rediss+cluster://` URLs. The user and password in the URL (or
@@ -108,12 +111,8 @@ pub(crate) fn parse(
         answered: Mutex::new(None),
     };
     // Certificates are read and checked now, before anything is sent.
-    client(&cluster.settings(&cluster.seeds[0]), &cluster.tls).map_err(|e| {
-        format!(
-            "cannot use the TLS files for '{display}': {}; expected PEM certificates (--tls-ca, --tls-cert) and a PEM private key (--tls-key)",
-            lowercase_first(first_line(&e.to_string()))
-        )
-    })?;
+    client(&cluster.settings(&cluster.seeds[0]), &cluster.tls)
+        .map_err(|e| unusable_tls_files(display, &e))?;
     Ok(cluster)
 }
 
@@ -150,25 +149,12 @@ impl Cluster {
     }
 
     fn settings(&self, node: &Node) -> ConnectionInfo {
-        let addr = match self.template.addr() {
-            ConnectionAddr::TcpTls { insecure, .. } => ConnectionAddr::TcpTls {
-                host: node.host.clone(),
-                port: node.port,
-                insecure: *insecure,
-                tls_params: None,
-            },
-            _ => ConnectionAddr::Tcp(node.host.clone(), node.port),
-        };
-        self.template.clone().set_addr(addr)
+        at(&self.template, &node.host, node.port)
     }
 
     /// Connects to `node` by `deadline`, which also bounds its first reads and writes.
     pub(crate) fn connect(&self, node: &Node, deadline: BootInstant) -> RedisResult<Connection> {
-        let client = client(&self.settings(node), &self.tls)?;
-        let connection = client.get_connection_with_timeout(time_left(deadline)?)?;
-        connection.set_read_timeout(Some(time_left(deadline)?))?;
-        connection.set_write_timeout(Some(time_left(deadline)?))?;
-        Ok(connection)
+        connect(&client(&self.settings(node), &self.tls)?, deadline)
     }
 
     /// The slot map: the one known, or a new one when none is known or the known one is stale
@@ -271,9 +257,7 @@ impl Cluster {
 
 /// One node's map, and the connection it came over.
 fn ask(client: &Client, node: &Node, deadline: BootInstant) -> RedisResult<(Map, Connection)> {
-    let mut connection = client.get_connection_with_timeout(time_left(deadline)?)?;
-    connection.set_read_timeout(Some(time_left(deadline)?))?;
-    connection.set_write_timeout(Some(time_left(deadline)?))?;
+    let mut connection = connect(client, deadline)?;
     let reply: redis::Value = redis::cmd("CLUSTER").arg("SLOTS").query(&mut connection)?;
     let map = Map::from_slots(&reply, node).map_err(std::io::Error::other)?;
     Ok((map, connection))
@@ -314,6 +298,7 @@ fn why(err: &redis::RedisError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redis::ConnectionAddr;
 
     fn cluster(url: &str) -> Result<Cluster, String> {
         parse(
