@@ -4,7 +4,8 @@
 //! With `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary runs in the same interleave,
 //! for a before-and-after of one change.
 
-use super::{median_ratio, ms, percentile, Bench, Report, REDLOCK};
+use super::harness::{Bench, REDLOCK};
+use super::report::{ms, percentile, Report};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -160,4 +161,11 @@ fn spread(ratios: &[f64]) -> String {
         .map(|r| format!("{r:.2}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The median of a few ratios.
+fn median_ratio(ratios: &[f64]) -> f64 {
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
