@@ -1,8 +1,7 @@
 //! b. `redlock exec` around `true`, next to flock around `true`.
 
-use super::harness::{sample, Bench};
+use super::harness::{flock_true, sample, Bench};
 use super::report::Report;
-use std::process::Command;
 
 impl Bench {
     /// b. exec around `true`, next to flock around `true`.
@@ -16,13 +15,7 @@ impl Bench {
             return;
         }
         let lockfile = self.dir.join("b.lock");
-        let flock = sample(runs, || {
-            Command::new("flock")
-                .arg(&lockfile)
-                .arg("true")
-                .status()
-                .map(|_| ())
-        });
+        let flock = sample(runs, || flock_true(&lockfile).status().map(|_| ()));
         let mut failed = 0;
         let exec_times = sample(runs, || {
             let status = self.redlock().args(["exec", "b", "--", "true"]).status()?;

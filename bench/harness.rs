@@ -3,7 +3,7 @@
 //! the timing of a command run again and again.
 
 use super::redis_server::Redis;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -65,6 +65,13 @@ impl Bench {
             .status()
             .is_ok_and(|s| s.success())
     }
+}
+
+/// `flock FILE true`: the baseline most parts measure redlock against.
+pub(super) fn flock_true(lockfile: &Path) -> Command {
+    let mut flock = Command::new("flock");
+    flock.arg(lockfile).arg("true");
+    flock
 }
 
 /// Runs `run` `runs` times (after one warm-up) and returns each wall time.

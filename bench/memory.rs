@@ -1,6 +1,6 @@
 //! e. Peak resident memory (ru_maxrss) of an acquire, a busy waiter and an exec, next to flock.
 
-use super::harness::Bench;
+use super::harness::{flock_true, Bench};
 use super::report::Report;
 use std::process::{Command, Stdio};
 
@@ -27,11 +27,7 @@ impl Bench {
                     .stderr(Stdio::null()),
             )
         };
-        let flock = peak_rss(
-            Command::new("flock")
-                .arg(self.dir.join("e.lock"))
-                .arg("true"),
-        );
+        let flock = peak_rss(&mut flock_true(&self.dir.join("e.lock")));
         report.memory("flock FILE true", flock, "");
         report.memory("redlock acquire", acquire, "");
         report.memory("redlock acquire --wait 1s (busy)", waiting, "");

@@ -1,6 +1,6 @@
 //! a. One-shot `acquire` and `release` as whole processes, next to flock and redis-cli.
 
-use super::harness::{sample, Bench};
+use super::harness::{flock_true, sample, Bench};
 use super::report::Report;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,13 +10,7 @@ impl Bench {
     pub(super) fn part_a(&mut self, report: &mut Report, runs: usize, port: u16) {
         let lockfile = self.dir.join("a.lock");
         let truth = sample(runs, || Command::new("true").status().map(|_| ()));
-        let flock = sample(runs, || {
-            Command::new("flock")
-                .arg(&lockfile)
-                .arg("true")
-                .status()
-                .map(|_| ())
-        });
+        let flock = sample(runs, || flock_true(&lockfile).status().map(|_| ()));
         let cli = sample(runs, || {
             Command::new("redis-cli")
                 .args([
