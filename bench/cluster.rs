@@ -4,8 +4,9 @@
 //! run so that the machine's drift affects them alike. A cluster's first request in a process
 //! also learns the slot map (`CLUSTER SLOTS`) and connects to the key's master.
 
+use super::harness::Bench;
 use super::redis_server::Redis;
-use super::{Bench, Report};
+use super::report::Report;
 use std::time::{Duration, Instant};
 
 // The tests' cluster launcher, which needs `redis_server` and `wait_for` beside it.

@@ -4,7 +4,8 @@
 //! With `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary runs in the same interleave,
 //! for a before-and-after of one change.
 
-use super::{median_ratio, ms, percentile, Bench, Report, REDLOCK};
+use super::harness::{flock_true, Bench, REDLOCK};
+use super::report::{ms, percentile, Report};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,11 +26,8 @@ impl Bench {
         // Process start and argument parsing, and a status of one lock on 3 servers.
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
         for _ in 0..REPEATS {
-            let mut commands: Vec<(String, Command)> = vec![("flock FILE true".into(), {
-                let mut flock = Command::new("flock");
-                flock.arg(&lockfile).arg("true");
-                flock
-            })];
+            let mut commands: Vec<(String, Command)> =
+                vec![("flock FILE true".into(), flock_true(&lockfile))];
             commands.push(("true (a process start)".into(), Command::new("true")));
             for (label, binary) in &binaries {
                 commands.push((format!("{label} --version"), {
@@ -160,4 +158,11 @@ fn spread(ratios: &[f64]) -> String {
         .map(|r| format!("{r:.2}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The median of a few ratios.
+fn median_ratio(ratios: &[f64]) -> f64 {
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }

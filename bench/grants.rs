@@ -2,7 +2,8 @@
 //! (in a rotating order) so that the machine's drift and load affect them alike, next to a plain
 //! acquire.
 
-use super::{Bench, Report};
+use super::harness::Bench;
+use super::report::Report;
 use std::time::{Duration, Instant};
 
 /// The kinds of acquire compared, by their extra arguments.

@@ -2,8 +2,9 @@
 //! and announces it), and a `latch wait` woken by it (from the start of the `done` to the
 //! waiter's exit), interleaved run by run so that the machine's drift affects them alike.
 
+use super::harness::Bench;
 use super::redis_server::Redis;
-use super::{Bench, Report};
+use super::report::Report;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 

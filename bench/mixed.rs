@@ -2,7 +2,8 @@
 //! doing the same work in the same run. Each writer's section increments a counter (a lost
 //! increment is a broken exclusion); each shared holder's section reads it.
 
-use super::{ms, Bench, Report};
+use super::harness::Bench;
+use super::report::{ms, Report};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 

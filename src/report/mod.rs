@@ -9,11 +9,13 @@
 //! Servers only ever appear as their redacted URL (`Server::display`), and tokens only as their
 //! first 8 characters (`token_id`): a log line never carries a password or a usable token.
 //!
-//! This file owns the `Reporter` (what each level shows, and in which form); the events and their
-//! text and JSON are in `event`, `-v`'s round rendering in `round`, and the writing of one line in
-//! `line`.
+//! This file owns the `Reporter` (what each level shows, and in which form); the events are in
+//! `event`, their text in `event_text` and their JSON fields in `event_json`, `-v`'s round
+//! rendering in `round`, and the writing of one line in `line`.
 
 mod event;
+mod event_json;
+mod event_text;
 mod line;
 mod round;
 

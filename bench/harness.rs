@@ -1,0 +1,87 @@
+//! What every part runs against: the redis-server processes this program starts, the binary
+//! measured and a command aimed at the servers, a scratch directory, the list of what broke, and
+//! the timing of a command run again and again.
+
+use super::redis_server::Redis;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The binary measured: `REDLOCK_BIN` (bench/run sets it to the static release build that ships),
+/// else the one cargo built for this bench.
+pub(super) static REDLOCK: LazyLock<String> = LazyLock::new(|| {
+    std::env::var("REDLOCK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_redlock").to_string())
+});
+pub(super) const SERVERS: usize = 5;
+pub(super) const TIMEOUT: &str = "200ms";
+
+pub(super) struct Bench {
+    pub(super) urls: String,
+    pub(super) dir: PathBuf,
+    pub(super) broken: Vec<String>,
+}
+
+impl Bench {
+    /// Starts `SERVERS` redis-server processes on free loopback ports, and a bench aimed at all of
+    /// them that works in `dir`.
+    pub(super) fn start(dir: PathBuf) -> (Bench, Vec<Redis>) {
+        let servers: Vec<Redis> = (0..SERVERS).map(|_| Redis::start()).collect();
+        let urls = servers
+            .iter()
+            .map(|s| format!("redis://127.0.0.1:{}", s.port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let bench = Bench {
+            urls,
+            dir,
+            broken: Vec::new(),
+        };
+        (bench, servers)
+    }
+
+    pub(super) fn redlock(&self) -> Command {
+        let mut cmd = Command::new(&*REDLOCK);
+        cmd.env("REDLOCK_SERVERS", &self.urls)
+            .env("REDLOCK_TIMEOUT", TIMEOUT)
+            .env_remove("REDLOCK_WAIT")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub(super) fn redlock_env(&self, mut cmd: Command) -> Command {
+        cmd.env("REDLOCK", &*REDLOCK)
+            .env("REDLOCK_SERVERS", &self.urls)
+            .env("REDLOCK_TIMEOUT", TIMEOUT)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Whether this build has `redlock exec` (it may predate it).
+    pub(super) fn exec_available(&self) -> bool {
+        self.redlock()
+            .args(["exec", "probe", "--", "true"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+/// `flock FILE true`: the baseline most parts measure redlock against.
+pub(super) fn flock_true(lockfile: &Path) -> Command {
+    let mut flock = Command::new("flock");
+    flock.arg(lockfile).arg("true");
+    flock
+}
+
+/// Runs `run` `runs` times (after one warm-up) and returns each wall time.
+pub(super) fn sample(runs: usize, mut run: impl FnMut() -> std::io::Result<()>) -> Vec<Duration> {
+    let _ = run();
+    (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            run().expect("run benchmark command");
+            started.elapsed()
+        })
+        .collect()
+}
