@@ -2,8 +2,9 @@
 //! listens on, shell workers that take turns in a critical section, and the checks that none of
 //! them overlapped.
 
+use super::binary::{redlock_path, stderr_of, stdout_of, SLACK};
 use super::cluster::{Cluster, KEY, TEST_TIMEOUT};
-use super::process::{redlock_path, stderr_of, stdout_of, Cmd, Running, SLACK};
+use super::process::{Cmd, Running};
 use super::redis_server::Redis;
 use std::path::Path;
 use std::process::{Command, Output};
