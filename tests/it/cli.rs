@@ -257,3 +257,53 @@ fn keys_with_a_unit_separator_are_escaped_in_text_messages() {
         .expect("a round");
     assert_eq!(round["key"], "redlock:pool\u{1f}slots");
 }
+
+#[test]
+fn help_shows_the_environment_variable_of_every_option_and_examples() {
+    for sub in ["acquire", "release", "extend", "status", "exec"] {
+        let output = redlock_cmd([sub, "--help"]).assert().success();
+        let help = stdout_of(output.get_output());
+        // Help wraps to the terminal, which may break a line inside `[env: …]`.
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for var in [
+            "REDLOCK_SERVERS",
+            "REDLOCK_TIMEOUT",
+            "REDLOCK_TLS_CA",
+            "REDLOCK_TLS_INSECURE",
+            "REDLOCK_LOG_FORMAT",
+            "REDLOCK_VERBOSE",
+            "REDLOCK_QUIET",
+        ] {
+            assert!(flat.contains(&format!("[env: {var}")), "{sub}: {var}");
+        }
+        let examples = help.split("Examples:").nth(1).unwrap_or_default();
+        assert!(examples.lines().count() >= 2, "{sub}:\n{help}");
+    }
+}
+
+#[test]
+fn committed_completions_and_man_pages_are_up_to_date() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for what in ["completions", "man"] {
+        let fresh = tempfile::tempdir().unwrap();
+        redlock_cmd(["generate", what])
+            .arg(fresh.path())
+            .assert()
+            .success();
+        let mut names: Vec<_> = std::fs::read_dir(fresh.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert!(names.len() >= 3, "{what}: {names:?}");
+        for name in names {
+            let new = std::fs::read(fresh.path().join(&name)).unwrap();
+            let committed = std::fs::read(root.join(what).join(&name)).unwrap_or_default();
+            assert!(
+                new == committed,
+                "{what}/{} is stale: run `cargo run -- generate {what} {what}` and commit",
+                name.to_string_lossy()
+            );
+        }
+    }
+}

@@ -19,6 +19,7 @@ mod ops;
 mod partial;
 mod queue;
 mod rounds;
+mod security;
 mod semaphore;
 mod sentinel;
 mod shared;
