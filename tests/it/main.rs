@@ -4,6 +4,7 @@
 mod support;
 
 mod cli;
+mod cluster_failover;
 mod cluster_mode;
 mod cron;
 mod crowd;

@@ -6,6 +6,7 @@ use super::binary::{redlock_command, stdout_of};
 use super::one_shot::one_shot;
 use super::process::{Cmd, Running};
 use super::redis_server::Redis;
+use std::ffi::OsStr;
 use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -59,28 +60,18 @@ impl Cluster {
             .join(",")
     }
 
-    /// `redlock` with only this cluster configured, and no REDLOCK_* from the caller's env.
-    fn command(&self) -> std::process::Command {
-        let mut command = redlock_command();
-        command.env("REDLOCK_SERVERS", self.urls());
-        // More than the 200ms default: a loaded CI machine must not turn a slow healthy server
-        // into a missing vote. Tests about timeouts pass --timeout themselves.
-        command.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
-        command
-    }
-
     /// `redlock` on this cluster, to spawn or run through `process`.
     pub fn redlock(&self) -> Cmd {
-        Cmd::new(self.command())
+        Cmd::new(redlock_on(&self.urls()))
     }
 
     /// `redlock ARGS` on this cluster, for one `assert_cmd` run.
     pub fn cmd<I, S>(&self, args: I) -> assert_cmd::Command
     where
         I: IntoIterator<Item = S>,
-        S: AsRef<std::ffi::OsStr>,
+        S: AsRef<OsStr>,
     {
-        one_shot(self.command(), args)
+        one_shot(redlock_on(&self.urls()), args)
     }
 
     /// `redlock ARGS` started in the background, stdin closed and its output captured.
@@ -109,6 +100,17 @@ impl Cluster {
             .filter(|v| v.as_deref() == Some(value))
             .count()
     }
+}
+
+/// `redlock` with only `servers` (comma-separated URLs) configured, and no REDLOCK_* from the
+/// caller's env.
+pub fn redlock_on(servers: &str) -> std::process::Command {
+    let mut command = redlock_command();
+    command.env("REDLOCK_SERVERS", servers);
+    // More than the 200ms default: a loaded CI machine must not turn a slow healthy server into
+    // a missing vote. Tests about timeouts pass --timeout themselves.
+    command.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
+    command
 }
 
 /// `redlock ARGS` on `cluster`, run to its end.

@@ -19,12 +19,14 @@
 //! - `tls`: certificates and TLS-only servers.
 //! - `groups`: Sentinel-managed groups.
 //! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
+//! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
 
 pub mod binary;
 pub mod cluster;
 pub mod commands;
 pub mod groups;
+pub mod mixed;
 pub mod one_shot;
 pub mod process;
 pub mod proxy;
