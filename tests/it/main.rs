@@ -14,6 +14,7 @@ mod faults;
 mod fence;
 mod interop;
 mod json;
+mod kept;
 mod latch;
 mod limit;
 mod ops;
