@@ -16,6 +16,7 @@ mod interop;
 mod json;
 mod kept;
 mod latch;
+mod latch_commands;
 mod limit;
 mod ops;
 mod partial;

@@ -123,5 +123,12 @@ pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
 /// The JSON a successful run printed on stdout.
 pub fn json(output: &Output) -> serde_json::Value {
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
-    serde_json::from_str(&stdout_of(output)).expect("JSON on stdout")
+    document(output)
+}
+
+/// The JSON document a run printed on stdout, whatever its exit status (a busy `latch wait
+/// --json` prints one too).
+pub fn document(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout_of(output))
+        .unwrap_or_else(|e| panic!("{e}: {:?} / {}", stdout_of(output), stderr_of(output)))
 }

@@ -18,6 +18,7 @@
 //! - `waiters`: waiting acquires, their wake-up channels, crowds of shell workers.
 //! - `tls`: certificates and TLS-only servers.
 //! - `groups`: Sentinel-managed groups.
+//! - `latches`: the latch `etl` of the latch tests, and `redlock latch` runs.
 //! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
 //! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
@@ -26,6 +27,7 @@ pub mod binary;
 pub mod cluster;
 pub mod commands;
 pub mod groups;
+pub mod latches;
 pub mod mixed;
 pub mod one_shot;
 pub mod process;
