@@ -27,6 +27,7 @@ mod security;
 mod semaphore;
 mod sentinel;
 mod shared;
+mod shared_crowds;
 mod signals;
 mod supervise;
 mod waits;
