@@ -10,6 +10,7 @@ mod cron;
 mod crowd;
 mod engine;
 mod exec;
+mod exec_stops;
 mod faults;
 mod fence;
 mod interop;
