@@ -278,14 +278,11 @@ fn bad_limits_exit_64_and_leave_nothing() {
             if args[0] == "exec" {
                 args.extend(["--", "true"]);
             }
-            let output = cluster.redlock().args(&args).output().unwrap();
-            assert_eq!(output.status.code(), Some(64), "{args:?}");
-            let stderr = stderr_of(&output);
-            assert!(
-                stderr.contains(limit) && stderr.contains("from 1 to 1000"),
-                "{stderr}"
+            cluster.cmd(&args).assert().code(64).stderr(
+                predicate::str::contains(limit)
+                    .and(predicate::str::contains("from 1 to 1000"))
+                    .and(line_count(1)),
             );
-            assert_eq!(stderr.lines().count(), 1, "{stderr}");
         }
     }
     let keys: Vec<String> = redis::cmd("KEYS")
