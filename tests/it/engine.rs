@@ -187,10 +187,7 @@ fn usage_errors_exit_64_with_one_line_and_touch_no_server() {
             .code(64)
             .stderr(line_count(1).and(predicate::str::contains("hunter2").not()));
     }
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut cluster.servers[0].connection())
-        .unwrap();
+    let keys = cluster.servers[0].keys();
     assert!(keys.is_empty(), "left behind: {keys:?}");
 }
 

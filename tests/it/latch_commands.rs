@@ -138,10 +138,7 @@ fn bad_input_exits_64_and_leaves_nothing() {
         .assert()
         .code(64)
         .stderr(predicate::str::contains("--count <N>"));
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut cluster.servers[0].connection())
-        .unwrap();
+    let keys = cluster.servers[0].keys();
     assert!(keys.is_empty(), "{keys:?}");
 }
 

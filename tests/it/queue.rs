@@ -9,14 +9,6 @@ use std::time::Duration;
 
 const QUEUE: &str = "redlock:job\u{1f}queue";
 
-/// Every key on `server`.
-fn keys(server: &Redis) -> Vec<String> {
-    redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut server.connection())
-        .unwrap()
-}
-
 fn queued(server: &Redis) -> Vec<String> {
     redis::cmd("ZRANGE")
         .arg(QUEUE)
@@ -108,7 +100,7 @@ fn a_crowd_of_waiters_leaves_nothing_on_any_server() {
     // The last section's release found nobody queued and deleted the key: no reservation
     // (`next:<waiter>`), no queue, nothing at all, the moment the last worker is gone.
     for server in &cluster.servers {
-        let left = keys(server);
+        let left = server.keys();
         let values: Vec<(Option<String>, i64)> = left
             .iter()
             .map(|key| (server.get(key), server.pttl(key)))

@@ -262,10 +262,7 @@ fn bad_limits_exit_64_and_leave_nothing() {
             );
         }
     }
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut cluster.servers[0].connection())
-        .unwrap();
+    let keys = cluster.servers[0].keys();
     assert!(keys.is_empty(), "{keys:?}");
 }
 
