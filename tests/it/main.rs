@@ -1,5 +1,7 @@
 //! Integration tests: the real `redlock` binary against real redis-server processes. Shared
-//! helpers live in `support/`; every other module holds tests.
+//! helpers live in `support/` (its `//!` says which way to run redlock when); every other module
+//! holds tests, one behaviour each (`json/schema.rs` is the README schema `json.rs` checks
+//! against).
 
 mod support;
 
