@@ -60,12 +60,12 @@ fn flock_habits_exit_64_naming_the_redlock_way_and_send_nothing() {
     let cluster = Cluster::start(1);
     cluster.servers[0].reset_stats();
     for (args, hint) in FLOCK_HABITS {
-        let output = cluster.redlock().args(*args).output().unwrap();
-        let stderr = stderr_of(&output);
-        assert_eq!(output.status.code(), Some(64), "{args:?}: {stderr}");
-        assert!(stderr.contains(hint), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stdout_of(&output).is_empty(), "{args:?}");
+        cluster
+            .cmd(*args)
+            .assert()
+            .code(64)
+            .stderr(predicate::str::contains(*hint).and(line_count(1)))
+            .stdout(predicate::str::is_empty().trim());
     }
     // Only this test's own CONFIG RESETSTAT reached the server.
     let calls = cluster.servers[0].command_calls();
@@ -79,51 +79,43 @@ fn flock_habits_exit_64_naming_the_redlock_way_and_send_nothing() {
 fn a_url_or_socket_after_dash_s_is_a_server_not_a_habit() {
     let cluster = Cluster::start(1);
     let url = cluster.servers[0].url_with_password();
-    let output = redlock()
-        .args(["-s", &url, "acquire", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    redlock_cmd(["-s", &url, "acquire", "job"])
+        .assert()
+        .success();
     // A socket path that nothing listens on: unavailable, not a flock habit.
-    let output = redlock()
-        .args(["-s", "/nonexistent/redis.sock", "status", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
-    assert!(!stderr_of(&output).contains("flock"));
+    redlock_cmd(["-s", "/nonexistent/redis.sock", "status", "job"])
+        .assert()
+        .code(69)
+        .stderr(predicate::str::contains("flock").not());
 }
 
 #[test]
 fn redlock_help_exec_exits_0_and_prints_execs_help() {
-    let help = redlock()
+    let help = redlock_cmd(["help", "exec"])
         .env("COLUMNS", "80")
-        .args(["help", "exec"])
-        .output()
-        .unwrap();
-    assert_eq!(help.status.code(), Some(0), "{}", stderr_of(&help));
-    let flag = redlock()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Usage: redlock exec"));
+    let flag = redlock_cmd(["exec", "--help"])
         .env("COLUMNS", "80")
-        .args(["exec", "--help"])
-        .output()
-        .unwrap();
-    assert_eq!(flag.status.code(), Some(0));
-    assert_eq!(stdout_of(&help), stdout_of(&flag));
-    assert!(stdout_of(&help).contains("Usage: redlock exec"));
-    let top = redlock().arg("help").output().unwrap();
-    assert_eq!(top.status.code(), Some(0));
-    assert!(stdout_of(&top).contains("Commands:"));
+        .assert()
+        .success();
+    assert_eq!(stdout_of(help.get_output()), stdout_of(flag.get_output()));
+    redlock_cmd(["help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Commands:"));
 }
 
 #[test]
 fn help_fits_the_terminal_and_groups_its_options() {
     for (columns, widest) in [("80", 80), ("60", 60), ("300", 100)] {
         for sub in ["acquire", "release", "extend", "status", "exec"] {
-            let output = redlock()
+            let output = redlock_cmd([sub, "--help"])
                 .env("COLUMNS", columns)
-                .args([sub, "--help"])
-                .output()
-                .unwrap();
-            let help = stdout_of(&output);
+                .assert()
+                .success();
+            let help = stdout_of(output.get_output());
             let examples: Vec<&str> = help
                 .split("Examples:")
                 .nth(1)
@@ -144,12 +136,11 @@ fn help_fits_the_terminal_and_groups_its_options() {
             assert!(help.contains("\nExit status:\n  0 "), "{sub}");
         }
     }
-    let exec = redlock()
+    let exec = redlock_cmd(["exec", "--help"])
         .env("COLUMNS", "80")
-        .args(["exec", "--help"])
-        .output()
-        .unwrap();
-    let exec = stdout_of(&exec);
+        .assert()
+        .success();
+    let exec = stdout_of(exec.get_output());
     for heading in ["Lock:", "Waiting:", "Exec:"] {
         assert!(exec.contains(&format!("\n{heading}\n")), "{heading}");
     }
@@ -168,11 +159,10 @@ fn help_fits_the_terminal_and_groups_its_options() {
 #[test]
 fn man_pages_have_every_section() {
     let fresh = tempfile::tempdir().unwrap();
-    redlock()
-        .args(["generate", "man"])
+    redlock_cmd(["generate", "man"])
         .arg(fresh.path())
         .assert()
-        .code(0);
+        .success();
     for page in [
         "redlock.1",
         "redlock-acquire.1",
@@ -244,32 +234,76 @@ fn the_log_gives_the_commands_pid_as_child_pid_and_keeps_pid_redlocks() {
 #[test]
 fn keys_with_a_unit_separator_are_escaped_in_text_messages() {
     let cluster = Cluster::start(1);
-    let output = cluster
-        .redlock()
-        .args(["-v", "acquire", "pool", "--limit", "2"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
-    assert!(!stderr.contains('\u{1f}'), "{stderr:?}");
-    assert!(stderr.contains("redlock:pool\\x1fslots"), "{stderr}");
+    cluster
+        .cmd(["-v", "acquire", "pool", "--limit", "2"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains('\u{1f}').not())
+        .stderr(predicate::str::contains("redlock:pool\\x1fslots"));
     // The JSON log carries the key as data.
-    let output = cluster
-        .redlock()
-        .args([
-            "-v",
-            "--log-format",
-            "json",
-            "acquire",
-            "pool",
-            "--limit",
-            "2",
-        ])
-        .output()
-        .unwrap();
-    let round = log(&output)
+    let json = [
+        "-v",
+        "--log-format",
+        "json",
+        "acquire",
+        "pool",
+        "--limit",
+        "2",
+    ];
+    let output = cluster.cmd(json).assert();
+    let round = log(output.get_output())
         .into_iter()
         .find(|e| e["event"] == "round")
         .expect("a round");
     assert_eq!(round["key"], "redlock:pool\u{1f}slots");
+}
+
+#[test]
+fn help_shows_the_environment_variable_of_every_option_and_examples() {
+    for sub in ["acquire", "release", "extend", "status", "exec"] {
+        let output = redlock_cmd([sub, "--help"]).assert().success();
+        let help = stdout_of(output.get_output());
+        // Help wraps to the terminal, which may break a line inside `[env: …]`.
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for var in [
+            "REDLOCK_SERVERS",
+            "REDLOCK_TIMEOUT",
+            "REDLOCK_TLS_CA",
+            "REDLOCK_TLS_INSECURE",
+            "REDLOCK_LOG_FORMAT",
+            "REDLOCK_VERBOSE",
+            "REDLOCK_QUIET",
+        ] {
+            assert!(flat.contains(&format!("[env: {var}")), "{sub}: {var}");
+        }
+        let examples = help.split("Examples:").nth(1).unwrap_or_default();
+        assert!(examples.lines().count() >= 2, "{sub}:\n{help}");
+    }
+}
+
+#[test]
+fn committed_completions_and_man_pages_are_up_to_date() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for what in ["completions", "man"] {
+        let fresh = tempfile::tempdir().unwrap();
+        redlock_cmd(["generate", what])
+            .arg(fresh.path())
+            .assert()
+            .success();
+        let mut names: Vec<_> = std::fs::read_dir(fresh.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert!(names.len() >= 3, "{what}: {names:?}");
+        for name in names {
+            let new = std::fs::read(fresh.path().join(&name)).unwrap();
+            let committed = std::fs::read(root.join(what).join(&name)).unwrap_or_default();
+            assert!(
+                new == committed,
+                "{what}/{} is stale: run `cargo run -- generate {what} {what}` and commit",
+                name.to_string_lossy()
+            );
+        }
+    }
 }

@@ -31,15 +31,24 @@ impl Faulty {
         Faulty { cluster, proxies }
     }
 
-    fn redlock(&self) -> Cmd {
+    /// The proxies' URLs, which are all redlock knows.
+    fn urls(&self) -> String {
         let urls: Vec<String> = self
             .proxies
             .iter()
             .map(|p| format!("redis://:{PASSWORD}@127.0.0.1:{}", p.port))
             .collect();
-        let mut cmd = self.cluster.redlock();
-        cmd.env("REDLOCK_SERVERS", urls.join(","));
-        cmd
+        urls.join(",")
+    }
+
+    /// `redlock` on the proxies, to spawn or run through `process`.
+    fn redlock(&self) -> Cmd {
+        Cmd::new(redlock_on(&self.urls()))
+    }
+
+    /// `redlock ARGS` on the proxies, for one `assert_cmd` run.
+    fn cmd(&self, args: &[&str]) -> assert_cmd::Command {
+        one_shot(redlock_on(&self.urls()), args)
     }
 
     fn set_all(&self, fault: Fault) {
@@ -127,7 +136,7 @@ fn a_slow_network_failing_the_attempt_leaves_no_phantom_lock() {
     assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
     faulty.wait_until_clean();
     faulty.set_all(Fault::None);
-    faulty.redlock().args(["acquire", "job"]).assert().code(0);
+    faulty.cmd(&["acquire", "job"]).assert().success();
 }
 
 #[test]
@@ -160,13 +169,10 @@ fn a_black_holed_server_costs_one_timeout_and_nothing_is_left() {
     faulty.proxies[0].set(Fault::BlackHole);
     for args in [["acquire", "job"], ["status", "job"]] {
         let started = Instant::now();
-        let output = faulty
-            .redlock()
-            .args(args)
-            .args(["--timeout", &timeout])
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        let run = faulty
+            .cmd(&[&args[..], &["--timeout", &timeout]].concat())
+            .assert();
+        run.success();
         // One round, every server asked at once: the black hole's timeout once, not once per
         // step or per server. `status` of a held lock makes a second round (the fence), in
         // which it waits for the black hole again: no more than that.
@@ -180,10 +186,9 @@ fn a_black_holed_server_costs_one_timeout_and_nothing_is_left() {
     let token = faulty.cluster.values(KEY)[1].clone().unwrap();
     assert_eq!(faulty.cluster.holding(KEY, &token), 2);
     faulty
-        .redlock()
-        .args(["release", "job", "--token", &token, "--timeout", &timeout])
+        .cmd(&["release", "job", "--token", &token, "--timeout", &timeout])
         .assert()
-        .code(0);
+        .success();
     assert_eq!(faulty.cluster.values(KEY), vec![None, None, None]);
 }
 

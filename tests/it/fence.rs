@@ -11,18 +11,15 @@ const COUNTER: &str = "redlock:job\u{1f}fence";
 
 /// `acquire job --fence --json` then `release`; returns the fence.
 fn grant(cluster: &Cluster, timeout: &str) -> u64 {
-    let output = cluster
-        .redlock()
-        .args(["acquire", "job", "--fence", "--json", "--timeout", timeout])
-        .output()
-        .unwrap();
-    let granted = json(&output);
+    let granted = cluster
+        .cmd(["acquire", "job", "--fence", "--json", "--timeout", timeout])
+        .assert();
+    let granted = json(granted.get_output());
     let token = granted["token"].as_str().unwrap().to_string();
     cluster
-        .redlock()
-        .args(["release", "job", "--token", &token, "--timeout", timeout])
+        .cmd(["release", "job", "--token", &token, "--timeout", timeout])
         .assert()
-        .code(0);
+        .success();
     granted["fence"].as_u64().expect("a fence in the JSON")
 }
 
@@ -38,71 +35,45 @@ fn counter(redis: &Redis) -> Option<u64> {
 #[test]
 fn acquire_fence_prints_a_growing_number_and_status_shows_the_holders() {
     let cluster = Cluster::start(3);
-    let first = json(
-        &cluster
-            .redlock()
-            .args(["acquire", "job", "--fence", "--json", "--ttl", "20s"])
-            .output()
-            .unwrap(),
-    );
+    let first = cluster
+        .cmd(["acquire", "job", "--fence", "--json", "--ttl", "20s"])
+        .assert();
+    let first = json(first.get_output());
     assert_eq!(first["fence"], 1);
     let token = first["token"].as_str().unwrap();
-    let status = cluster.redlock().args(["status", "job"]).output().unwrap();
-    assert!(
-        stdout_of(&status).contains(", fence 1\n"),
-        "{}",
-        stdout_of(&status)
-    );
-    let status = cluster
-        .redlock()
-        .args(["status", "job", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(json(&status)["fence"], 1);
     cluster
-        .redlock()
-        .args(["release", "job", "--token", token])
+        .cmd(["status", "job"])
         .assert()
-        .code(0);
+        .stdout(predicate::str::contains(", fence 1\n"));
+    let status = cluster.cmd(["status", "job", "--json"]).assert();
+    assert_eq!(json(status.get_output())["fence"], 1);
+    cluster
+        .cmd(["release", "job", "--token", token])
+        .assert()
+        .success();
 
     // Plain acquire: the token, then the fence on a second line.
-    let plain = cluster
-        .redlock()
-        .args(["acquire", "job", "--fence"])
-        .output()
-        .unwrap();
-    let stdout = stdout_of(&plain);
+    let plain = cluster.cmd(["acquire", "job", "--fence"]).assert();
+    let stdout = stdout_of(plain.get_output());
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
     assert_eq!(lines[1], "2");
     assert_eq!(cluster.holding("redlock:job", lines[0]), 3);
     // Both lines, as `TOKEN=$(redlock acquire job --fence)` would capture them: a usage error
     // that says why, not a puzzling "not held".
-    let both = cluster
-        .redlock()
-        .args(["release", "job", "--token", &stdout])
-        .output()
-        .unwrap();
-    assert_eq!(both.status.code(), Some(64));
-    assert!(
-        stderr_of(&both).contains("second line"),
-        "{}",
-        stderr_of(&both)
-    );
     cluster
-        .redlock()
-        .args(["release", "job", "--token", lines[0]])
+        .cmd(["release", "job", "--token", &stdout])
         .assert()
-        .code(0);
+        .code(64)
+        .stderr(predicate::str::contains("second line"));
+    cluster
+        .cmd(["release", "job", "--token", lines[0]])
+        .assert()
+        .success();
 
     // Without --fence nothing about fences is sent, printed or shown.
-    let unfenced = json(
-        &cluster
-            .redlock()
-            .args(["acquire", "other", "--json"])
-            .output()
-            .unwrap(),
-    );
+    let unfenced = cluster.cmd(["acquire", "other", "--json"]).assert();
+    let unfenced = json(unfenced.get_output());
     assert!(unfenced.get("fence").is_none(), "{unfenced}");
     for server in &cluster.servers {
         let exists: i64 = redis::cmd("EXISTS")
@@ -111,29 +82,18 @@ fn acquire_fence_prints_a_growing_number_and_status_shows_the_holders() {
             .unwrap();
         assert_eq!(exists, 0);
     }
-    let status = cluster
-        .redlock()
-        .args(["status", "other", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(json(&status)["fence"], serde_json::Value::Null);
+    let status = cluster.cmd(["status", "other", "--json"]).assert();
+    assert_eq!(json(status.get_output())["fence"], serde_json::Value::Null);
     // A holder without a fence is not shown the previous holder's.
-    let token = json(
-        &cluster
-            .redlock()
-            .args(["acquire", "job", "--json"])
-            .output()
-            .unwrap(),
-    )["token"]
+    let acquired = cluster.cmd(["acquire", "job", "--json"]).assert();
+    let token = json(acquired.get_output())["token"]
         .as_str()
         .unwrap()
         .to_string();
-    let status = cluster.redlock().args(["status", "job"]).output().unwrap();
-    assert!(
-        !stdout_of(&status).contains("fence"),
-        "{}",
-        stdout_of(&status)
-    );
+    cluster
+        .cmd(["status", "job"])
+        .assert()
+        .stdout(predicate::str::contains("fence").not());
     assert_eq!(cluster.holding("redlock:job", &token), 3);
 }
 
@@ -141,13 +101,8 @@ fn acquire_fence_prints_a_growing_number_and_status_shows_the_holders() {
 fn fence_counter_cannot_collide_with_any_lock_name() {
     let cluster = Cluster::start(3);
     // The obvious suffix would be this lock's key: it must stay an ordinary, separate lock.
-    let neighbour = json(
-        &cluster
-            .redlock()
-            .args(["acquire", "job:fence", "--json"])
-            .output()
-            .unwrap(),
-    );
+    let neighbour = cluster.cmd(["acquire", "job:fence", "--json"]).assert();
+    let neighbour = json(neighbour.get_output());
     let neighbour = neighbour["token"].as_str().unwrap().to_string();
     assert_eq!(grant(&cluster, TEST_TIMEOUT), 1);
     assert_eq!(grant(&cluster, TEST_TIMEOUT), 2);
@@ -166,18 +121,16 @@ fn fence_counter_cannot_collide_with_any_lock_name() {
         vec!["release", "job\u{1f}fence", "--force"],
         vec!["status", "job\u{1f}fence"],
     ] {
-        let output = cluster.redlock().args(&command).output().unwrap();
-        assert_eq!(output.status.code(), Some(64), "{command:?}");
-        assert!(stderr_of(&output).contains("control character"));
+        cluster
+            .cmd(command)
+            .assert()
+            .code(64)
+            .stderr(predicate::str::contains("control character"));
     }
     assert_eq!(counters(), before);
     // And the listing shows the two locks' worth of names, not the counter.
-    let listing = cluster
-        .redlock()
-        .args(["status", "--json"])
-        .output()
-        .unwrap();
-    let names: Vec<String> = json(&listing)["locks"]
+    let listing = cluster.cmd(["status", "--json"]).assert();
+    let names: Vec<String> = json(listing.get_output())["locks"]
         .as_array()
         .unwrap()
         .iter()
@@ -381,20 +334,17 @@ fn a_fence_that_reaches_no_quorum_fails_the_acquisition_and_leaves_nothing() {
             Redis::start_with(&["--rename-command", "HSET", ""]),
         ],
     };
-    let output = cluster
-        .redlock()
-        .args(["acquire", "job", "--fence"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
     // The servers without HSET can confirm nothing: whichever two decided the grant, at most
     // the one with HSET confirmed the write-back.
-    let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("fence 1 was confirmed by 1 of the 2 servers")
-            || stderr.contains("fence 1 was confirmed by 0 of the 2 servers"),
-        "{stderr}"
-    );
+    cluster
+        .cmd(["acquire", "job", "--fence"])
+        .assert()
+        .code(69)
+        .stderr(
+            predicate::str::contains("fence 1 was confirmed by 1 of the 2 servers").or(
+                predicate::str::contains("fence 1 was confirmed by 0 of the 2 servers"),
+            ),
+        );
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
     let token = cluster.acquire_token("job", &[]);
     assert_eq!(cluster.holding(KEY, &token), 3);

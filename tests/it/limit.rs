@@ -31,20 +31,16 @@ fn keyspaces(cluster: &Cluster, servers: &[usize]) -> Vec<BTreeMap<String, Strin
         .collect()
 }
 
-fn run(cluster: &Cluster, args: &[&str]) -> std::process::Output {
-    cluster.redlock().args(args).output().unwrap()
-}
-
 /// `args` exit 64 with one line naming the semaphore's limit and the one given.
 fn assert_mismatch(cluster: &Cluster, args: &[&str], slots: usize) {
-    let output = run(cluster, args);
-    let stderr = stderr_of(&output);
-    assert_eq!(output.status.code(), Some(64), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains(&format!("is a semaphore of {slots} slots"))
-            && stderr.contains(&format!("expected --limit {slots}")),
-        "{args:?}: {stderr}"
+    cluster.cmd(args).assert().code(64).stderr(
+        line_count(1)
+            .and(predicate::str::contains(format!(
+                "is a semaphore of {slots} slots"
+            )))
+            .and(predicate::str::contains(format!(
+                "expected --limit {slots}"
+            ))),
     );
 }
 
@@ -93,18 +89,19 @@ fn release_and_extend_without_limit_find_the_slot_and_the_limit_goes_with_the_la
     let cluster = Cluster::start(3);
     let first = cluster.acquire_token("pool", &["--limit", "2", "--ttl", "20s"]);
     let second = cluster.acquire_token("pool", &["--limit", "2", "--ttl", "20s"]);
-    let output = run(
-        &cluster,
-        &["extend", "pool", "--token", &first, "--ttl", "60s"],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    cluster
+        .cmd(["extend", "pool", "--token", &first, "--ttl", "60s"])
+        .assert()
+        .success();
     for server in &cluster.servers {
         let limit = server.pttl(LIMIT_KEY);
         let extended = server.pttl(&slot_of(&keyspace(server), &first));
         assert!(extended > 20_000 && limit >= extended, "{limit} {extended}");
     }
-    let output = run(&cluster, &["release", "pool", "--token", &first]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    cluster
+        .cmd(["release", "pool", "--token", &first])
+        .assert()
+        .success();
     // One holder left: its slot and the limit, now as long as that slot.
     for server in &cluster.servers {
         let keys = keyspace(server);
@@ -113,13 +110,17 @@ fn release_and_extend_without_limit_find_the_slot_and_the_limit_goes_with_the_la
         let limit = server.pttl(LIMIT_KEY);
         assert!(limit <= 20_000 && limit >= server.pttl(&slot_of(&keys, &second)));
     }
-    let output = run(&cluster, &["release", "pool", "--token", &second]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    cluster
+        .cmd(["release", "pool", "--token", &second])
+        .assert()
+        .success();
     assert_eq!(keyspaces(&cluster, &[0, 1, 2]), vec![BTreeMap::new(); 3]);
     // Now nothing holds it, and that is what a release says.
-    let output = run(&cluster, &["release", "pool", "--token", &second]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr_of(&output).contains("not held by this token"));
+    cluster
+        .cmd(["release", "pool", "--token", &second])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not held by this token"));
     // With the semaphore gone, another limit is welcome.
     cluster.acquire_token("pool", &["--limit", "3"]);
 }
@@ -130,9 +131,11 @@ fn a_token_of_neither_the_mutex_nor_the_semaphore_is_not_held() {
     let holder = cluster.acquire_token("pool", &["--limit", "2"]);
     let stranger = "0123456789abcdef0123456789abcdef:elsewhere:1:1";
     for command in ["release", "extend"] {
-        let output = run(&cluster, &[command, "pool", "--token", stranger]);
-        assert_eq!(output.status.code(), Some(1), "{command}");
-        assert!(stderr_of(&output).contains("not held by this token"));
+        cluster
+            .cmd([command, "pool", "--token", stranger])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("not held by this token"));
     }
     assert_eq!(
         cluster.holding(&slot_of(&keyspace(&cluster.servers[0]), &holder), &holder),
@@ -149,15 +152,15 @@ fn with_a_server_stopped_another_limit_is_refused_and_release_finds_the_slot() {
     cluster.servers[2].stop();
     assert_mismatch(&cluster, &["acquire", "pool", "--limit", "3"], 2);
     assert_eq!(keyspaces(&cluster, &live), before);
-    let status = run(&cluster, &["status", "pool"]);
-    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
-    assert!(
-        stdout_of(&status).starts_with("semaphore pool (2 slots): 1 held"),
-        "{}",
-        stdout_of(&status)
-    );
-    let output = run(&cluster, &["release", "pool", "--token", &token]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    cluster
+        .cmd(["status", "pool"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("semaphore pool (2 slots): 1 held").trim());
+    cluster
+        .cmd(["release", "pool", "--token", &token])
+        .assert()
+        .success();
     assert_eq!(keyspaces(&cluster, &live), vec![BTreeMap::new(); 2]);
     cluster.servers[2].resume();
 }
@@ -177,44 +180,52 @@ fn a_refused_limit_withdraws_what_a_restarted_server_granted() {
     assert_eq!(keyspace(&cluster.servers[2]), BTreeMap::new());
 }
 
-fn json(output: &std::process::Output) -> serde_json::Value {
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
-    serde_json::from_str(&stdout_of(output)).expect("JSON on stdout")
-}
-
 #[test]
 fn status_without_limit_shows_a_semaphore_and_a_mutex_beside_it_with_a_warning() {
     let cluster = Cluster::start(3);
     cluster.acquire_token("pool", &["--limit", "2"]);
-    let status = run(&cluster, &["status", "pool"]);
-    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
-    let table = stdout_of(&status);
-    assert!(
-        table.starts_with("semaphore pool (2 slots): 1 held") && !table.contains("lock pool"),
-        "{table}"
+    cluster
+        .cmd(["status", "pool"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::starts_with("semaphore pool (2 slots): 1 held")
+                .trim()
+                .and(predicate::str::contains("lock pool").not()),
+        )
+        .stderr(predicate::str::is_empty().trim());
+    let document = json(
+        cluster
+            .cmd(["status", "pool", "--json"])
+            .assert()
+            .get_output(),
     );
-    assert_eq!(stderr_of(&status), "");
-    let document = json(&run(&cluster, &["status", "pool", "--json"]));
     assert_eq!(document["kind"], "semaphore");
     assert_eq!(document["limit"], 2);
     assert_eq!(document["slots_held"], 1);
     // The mutex of the same name, held at the same time: both shown, and a warning.
     cluster.acquire_token("pool", &[]);
-    let status = run(&cluster, &["status", "pool"]);
-    assert_eq!(status.status.code(), Some(0), "{}", stderr_of(&status));
-    let table = stdout_of(&status);
-    assert!(
-        table.starts_with("lock pool (key redlock:pool): held by")
-            && table.contains("\n\nsemaphore pool (2 slots): 1 held"),
-        "{table}"
+    cluster
+        .cmd(["status", "pool"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::starts_with("lock pool (key redlock:pool): held by")
+                .trim()
+                .and(predicate::str::contains(
+                    "\n\nsemaphore pool (2 slots): 1 held",
+                )),
+        )
+        .stderr(
+            predicate::str::contains("'pool' is held both as a lock and as a semaphore of 2 slots")
+                .and(line_count(1)),
+        );
+    let document = json(
+        cluster
+            .cmd(["status", "pool", "--json"])
+            .assert()
+            .get_output(),
     );
-    let warning = stderr_of(&status);
-    assert!(
-        warning.contains("'pool' is held both as a lock and as a semaphore of 2 slots"),
-        "{warning}"
-    );
-    assert_eq!(warning.lines().count(), 1, "{warning}");
-    let document = json(&run(&cluster, &["status", "pool", "--json"]));
     assert_eq!(document["kind"], "lock");
     assert_eq!(document["held"], true);
     assert_eq!(document["semaphore"]["kind"], "semaphore");

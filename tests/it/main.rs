@@ -1,26 +1,36 @@
 //! Integration tests: the real `redlock` binary against real redis-server processes. Shared
-//! helpers live in `support/`; every other module holds tests.
+//! helpers live in `support/` (its `//!` says which way to run redlock when); every other module
+//! holds tests, one behaviour each (`json/schema.rs` is the README schema `json.rs` checks
+//! against).
 
 mod support;
 
 mod cli;
+mod cluster_failover;
 mod cluster_mode;
 mod cron;
 mod crowd;
 mod engine;
 mod exec;
+mod exec_stops;
 mod faults;
 mod fence;
 mod interop;
 mod json;
+mod kept;
 mod latch;
+mod latch_commands;
 mod limit;
 mod ops;
 mod partial;
 mod queue;
+mod quorum;
 mod rounds;
+mod security;
 mod semaphore;
 mod sentinel;
 mod shared;
+mod shared_crowds;
+mod signals;
 mod supervise;
 mod waits;

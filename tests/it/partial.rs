@@ -22,26 +22,21 @@ fn held_on(cluster: &Cluster, on: &[usize]) {
     }
 }
 
-/// Runs redlock with `args`: its exit status and stderr.
-fn outcome(cluster: &Cluster, args: &[&str]) -> (Option<i32>, String) {
-    let output = run(cluster, args);
-    (output.status.code(), stderr_of(&output))
-}
-
 #[test]
 fn release_with_another_server_down_says_what_each_server_did() {
     let mut cluster = Cluster::start(3);
     // Taken while server 3 was down, released while server 1 is.
     held_on(&cluster, &[0, 1]);
     cluster.servers[0].kill();
-    let (code, stderr) = outcome(&cluster, &["release", "job", "--token", TOKEN]);
-    assert_eq!(code, Some(69), "{stderr}");
-    assert!(
-        stderr.contains("deleted on 1, not held by this token on 1, no answer from 1"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("connection refused"), "{stderr}");
-    assert!(!stderr.contains("servers answered"), "{stderr}");
+    cluster
+        .cmd(["release", "job", "--token", TOKEN])
+        .assert()
+        .code(69)
+        .stderr(
+            predicate::str::contains("deleted on 1, not held by this token on 1, no answer from 1")
+                .and(predicate::str::contains("connection refused"))
+                .and(predicate::str::contains("servers answered").not()),
+        );
     assert_eq!(cluster.servers[1].get(KEY), None);
 }
 
@@ -49,13 +44,14 @@ fn release_with_another_server_down_says_what_each_server_did() {
 fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
-    let (code, stderr) = outcome(&cluster, &["release", "job", "--token", TOKEN]);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("not held by this token on a quorum")
-            && stderr.contains("deleted on the 1 of 3"),
-        "{stderr}"
-    );
+    cluster
+        .cmd(["release", "job", "--token", TOKEN])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("not held by this token on a quorum")
+                .and(predicate::str::contains("deleted on the 1 of 3")),
+        );
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
 
@@ -64,16 +60,15 @@ fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
     let cluster = Cluster::start(3);
     let held = Instant::now();
     held_on(&cluster, &[0]);
-    let (code, stderr) = outcome(
-        &cluster,
-        &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
-    );
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("extended on the 1 of 3") && stderr.contains("put back on 1 of them"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("nothing was extended"), "{stderr}");
+    cluster
+        .cmd(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("extended on the 1 of 3")
+                .and(predicate::str::contains("put back on 1 of them"))
+                .and(predicate::str::contains("nothing was extended").not()),
+        );
     // Not the 60 s the failed extension asked for: what the holder had, less time passed.
     assert_left("pttl", cluster.servers[0].pttl(KEY) as u64, HELD_FOR, held);
     assert_eq!(cluster.servers[0].get(KEY).as_deref(), Some(TOKEN));
@@ -81,15 +76,17 @@ fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
 
 /// `status` in all three views: `status job` (table, JSON) and the list (table, JSON).
 fn status_views(cluster: &Cluster) -> (i32, String, serde_json::Value, String, serde_json::Value) {
-    let status = |args: &[&str]| cluster.redlock().arg("status").args(args).output().unwrap();
+    let status = |args: &[&str]| {
+        let shown = cluster.cmd([&["status"], args].concat()).assert();
+        shown.get_output().clone()
+    };
     let table = status(&["job"]);
-    let json = |output: std::process::Output| serde_json::from_slice(&output.stdout).unwrap();
     (
         table.status.code().unwrap(),
         stdout_of(&table),
-        json(status(&["job", "--json"])),
+        document(&status(&["job", "--json"])),
         stdout_of(&status(&[])),
-        json(status(&["--json"]))["locks"][0].clone(),
+        document(&status(&["--json"]))["locks"][0].clone(),
     )
 }
 
@@ -148,12 +145,13 @@ fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
         "{list}"
     );
     assert_eq!(list_json["state"], "held");
-    let (code, stderr) = outcome(&cluster, &["acquire", "job"]);
-    assert_eq!(code, Some(75), "{stderr}");
-    assert!(
-        stderr.contains("held by a non-redlock client (hash)"),
-        "{stderr}"
-    );
+    cluster
+        .cmd(["acquire", "job"])
+        .assert()
+        .code(75)
+        .stderr(predicate::str::contains(
+            "held by a non-redlock client (hash)",
+        ));
 }
 
 #[test]
@@ -163,15 +161,13 @@ fn an_extend_that_cannot_reach_a_quorum_puts_the_ttl_back_too() {
     held_on(&cluster, &[0]);
     cluster.servers[1].kill();
     cluster.servers[2].kill();
-    let (code, stderr) = outcome(
-        &cluster,
-        &["extend", "job", "--token", TOKEN, "--ttl", "60s"],
-    );
-    assert_eq!(code, Some(69), "{stderr}");
-    assert!(
-        stderr.contains("1 of 3 servers answered")
-            && stderr.contains("extended on 1 (put back on 1)"),
-        "{stderr}"
-    );
+    cluster
+        .cmd(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
+        .assert()
+        .code(69)
+        .stderr(
+            predicate::str::contains("1 of 3 servers answered")
+                .and(predicate::str::contains("extended on 1 (put back on 1)")),
+        );
     assert_left("pttl", cluster.servers[0].pttl(KEY) as u64, HELD_FOR, held);
 }

@@ -9,14 +9,6 @@ use std::time::Duration;
 
 const QUEUE: &str = "redlock:job\u{1f}queue";
 
-/// Every key on `server`.
-fn keys(server: &Redis) -> Vec<String> {
-    redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut server.connection())
-        .unwrap()
-}
-
 fn queued(server: &Redis) -> Vec<String> {
     redis::cmd("ZRANGE")
         .arg(QUEUE)
@@ -108,7 +100,7 @@ fn a_crowd_of_waiters_leaves_nothing_on_any_server() {
     // The last section's release found nobody queued and deleted the key: no reservation
     // (`next:<waiter>`), no queue, nothing at all, the moment the last worker is gone.
     for server in &cluster.servers {
-        let left = keys(server);
+        let left = server.keys();
         let values: Vec<(Option<String>, i64)> = left
             .iter()
             .map(|key| (server.get(key), server.pttl(key)))
@@ -183,10 +175,9 @@ fn a_release_wakes_the_batch_of_shared_waiters_at_the_head_and_only_them() {
     // loaded machine.
     let timeout = Duration::from_secs(10);
     cluster
-        .redlock()
-        .args(["release", "job", "--token", &holder, "--timeout", "10s"])
+        .cmd(["release", "job", "--token", &holder, "--timeout", "10s"])
         .assert()
-        .code(0);
+        .success();
     for server in &cluster.servers {
         // The lock is reserved for the batch for half a --timeout, not for one waiter.
         assert_eq!(server.get(KEY).as_deref(), Some("next:readers"));
@@ -219,13 +210,12 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
             || subscribers(&cluster) == 3 * (i + 1),
         );
     }
-    let output = cluster
-        .redlock()
-        .args(["status", "job", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    let status: serde_json::Value = serde_json::from_str(&stdout_of(&output)).unwrap();
+    let status = json(
+        cluster
+            .cmd(["status", "job", "--json"])
+            .assert()
+            .get_output(),
+    );
     let waiting = status["waiters"].as_array().unwrap();
     let pids: Vec<u64> = waiting.iter().map(|w| w["pid"].as_u64().unwrap()).collect();
     assert_eq!(
@@ -243,8 +233,8 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
         assert!(waiter["since_unix_ms"].as_u64().unwrap() > 0);
         assert!(waiter["host"].as_str().is_some_and(|h| !h.is_empty()));
     }
-    let table = cluster.redlock().args(["status", "job"]).output().unwrap();
-    let text = stdout_of(&table);
+    let table = cluster.cmd(["status", "job"]).assert();
+    let text = stdout_of(table.get_output());
     assert!(text.contains("2 waiting:"), "{text}");
     let first = text
         .find(&format!("pid {}", waiters[0].id()))

@@ -88,30 +88,24 @@ fn a_killed_holder_frees_its_slot_after_its_ttl() {
         })
         .collect();
     wait_for("both slots taken", Duration::from_secs(10), || {
-        run(&cluster, &["status", "pool", "--limit", "2", "--json"])
-            .status
-            .code()
-            == Some(0)
-            && json(&run(
-                &cluster,
-                &["status", "pool", "--limit", "2", "--json"],
-            ))["slots_held"]
-                == 2
+        let status = || {
+            let shown = cluster
+                .cmd(["status", "pool", "--limit", "2", "--json"])
+                .assert();
+            shown.get_output().clone()
+        };
+        status().status.code() == Some(0) && json(&status())["slots_held"] == 2
     });
-    assert_eq!(
-        run(&cluster, &["acquire", "pool", "--limit", "2"])
-            .status
-            .code(),
-        Some(75)
-    );
+    cluster
+        .cmd(["acquire", "pool", "--limit", "2"])
+        .assert()
+        .code(75);
     signal(holders[0].id() as i32, libc::SIGKILL);
     let killed = Instant::now();
-    assert_eq!(
-        run(&cluster, &["acquire", "pool", "--limit", "2"])
-            .status
-            .code(),
-        Some(75)
-    );
+    cluster
+        .cmd(["acquire", "pool", "--limit", "2"])
+        .assert()
+        .code(75);
     let output = run(
         &cluster,
         &["acquire", "pool", "--limit", "2", "--wait", "10s", "--json"],
@@ -144,29 +138,22 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
             .unwrap();
         assert_eq!(set.as_deref(), Some("OK"));
     }
-    let first = json(&run(
-        &cluster,
-        &["acquire", "job", "--limit", "2", "--json"],
-    ));
-    let second = json(&run(
-        &cluster,
-        &["acquire", "job", "--limit", "2", "--json"],
-    ));
+    let json_of = |args: &[&str]| json(cluster.cmd(args).assert().get_output());
+    let first = json_of(&["acquire", "job", "--limit", "2", "--json"]);
+    let second = json_of(&["acquire", "job", "--limit", "2", "--json"]);
     assert_ne!(first["slot"], second["slot"]);
-    assert_eq!(
-        run(&cluster, &["acquire", "job", "--limit", "2"])
-            .status
-            .code(),
-        Some(75)
-    );
-    assert_eq!(run(&cluster, &["acquire", "job"]).status.code(), Some(75));
+    cluster
+        .cmd(["acquire", "job", "--limit", "2"])
+        .assert()
+        .code(75);
+    cluster.cmd(["acquire", "job"]).assert().code(75);
     assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
     // status tells them apart: the mutex's holder, the semaphore's two, and both in the list.
-    let mutex = json(&run(&cluster, &["status", "job", "--json"]));
+    let mutex = json_of(&["status", "job", "--json"]);
     assert_eq!(mutex["token"], "redis-py-token");
-    let semaphore = json(&run(&cluster, &["status", "job", "--limit", "2", "--json"]));
+    let semaphore = json_of(&["status", "job", "--limit", "2", "--json"]);
     assert_eq!(semaphore["slots_held"], 2);
-    let listing = json(&run(&cluster, &["status", "--json"]));
+    let listing = json_of(&["status", "--json"]);
     let slots: Vec<&serde_json::Value> = listing["locks"]
         .as_array()
         .unwrap()
@@ -174,28 +161,26 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
         .map(|lock| &lock["slot"])
         .collect();
     assert_eq!(slots, [&serde_json::Value::Null, &json!(0), &json!(1)]);
-    let table = stdout_of(&run(&cluster, &["status"]));
+    let table = cluster.cmd(["status"]).assert();
+    let table = stdout_of(table.get_output());
     for name in ["job ", "job [slot 0]", "job [slot 1]"] {
         assert!(table.contains(name), "{name} missing:\n{table}");
     }
     // release finds the slot from the token, and leaves the mutex alone.
     for held in [&first, &second] {
         let token = held["token"].as_str().unwrap();
-        let output = run(
-            &cluster,
-            &["release", "job", "--limit", "2", "--token", token],
-        );
-        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        cluster
+            .cmd(["release", "job", "--limit", "2", "--token", token])
+            .assert()
+            .success();
         let key = held["key"].as_str().unwrap();
         assert_eq!(cluster.values(key), vec![None, None, None]);
     }
     assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
-    assert_eq!(
-        run(&cluster, &["status", "job", "--limit", "2"])
-            .status
-            .code(),
-        Some(1)
-    );
+    cluster
+        .cmd(["status", "job", "--limit", "2"])
+        .assert()
+        .code(1);
 }
 
 #[test]
@@ -244,23 +229,15 @@ fn exec_limit_gives_each_holder_its_slot_and_the_slots_fence() {
         stderr_of(&output)
     );
     // extend, too, finds the slot from the token.
-    let output = run(
-        &cluster,
-        &[
-            "extend",
-            "pool",
-            "--limit",
-            "2",
-            "--token",
-            token["token"].as_str().unwrap(),
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    let unknown = run(
-        &cluster,
-        &["release", "pool", "--limit", "2", "--token", "nobody"],
-    );
-    assert_eq!(unknown.status.code(), Some(1));
+    let token = token["token"].as_str().unwrap();
+    cluster
+        .cmd(["extend", "pool", "--limit", "2", "--token", token])
+        .assert()
+        .success();
+    cluster
+        .cmd(["release", "pool", "--limit", "2", "--token", "nobody"])
+        .assert()
+        .code(1);
 }
 
 #[test]
@@ -278,20 +255,14 @@ fn bad_limits_exit_64_and_leave_nothing() {
             if args[0] == "exec" {
                 args.extend(["--", "true"]);
             }
-            let output = cluster.redlock().args(&args).output().unwrap();
-            assert_eq!(output.status.code(), Some(64), "{args:?}");
-            let stderr = stderr_of(&output);
-            assert!(
-                stderr.contains(limit) && stderr.contains("from 1 to 1000"),
-                "{stderr}"
+            cluster.cmd(&args).assert().code(64).stderr(
+                predicate::str::contains(limit)
+                    .and(predicate::str::contains("from 1 to 1000"))
+                    .and(line_count(1)),
             );
-            assert_eq!(stderr.lines().count(), 1, "{stderr}");
         }
     }
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("*")
-        .query(&mut cluster.servers[0].connection())
-        .unwrap();
+    let keys = cluster.servers[0].keys();
     assert!(keys.is_empty(), "{keys:?}");
 }
 

@@ -25,12 +25,12 @@ fn start_exec(servers: &[String], ttl: Duration) -> (Running, tempfile::TempDir,
 
 /// `status job` over `servers`, with time for a sentinel and a master each on a loaded machine.
 fn status(servers: &[String]) -> std::process::Output {
-    redlock()
+    let mut command = redlock_command();
+    command
         .env("REDLOCK_SERVERS", servers.join(","))
-        .env("REDLOCK_TIMEOUT", "2s")
-        .args(["status", "job"])
-        .output()
-        .unwrap()
+        .env("REDLOCK_TIMEOUT", "2s");
+    let shown = one_shot(command, ["status", "job"]).assert();
+    shown.get_output().clone()
 }
 
 #[test]
@@ -58,13 +58,11 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     hosts.reverse();
     let again = format!("redis+sentinel://{}/g1", hosts.join(","));
     let with = |args: &[&str]| {
-        redlock()
+        let run = redlock_cmd([&["-s", &url, "-s", &again, "-v"], args].concat())
             .env("REDLOCK_SENTINEL_PASSWORD", sentinel_pw)
             .env("REDLOCK_PASSWORD", master_pw)
-            .args(["-s", &url, "-s", &again, "-v"])
-            .args(args)
-            .output()
-            .unwrap()
+            .assert();
+        run.get_output().clone()
     };
     let acquired = with(&["acquire", "job", "--ttl", "30s"]);
     assert_eq!(acquired.status.code(), Some(0), "{}", stderr_of(&acquired));
@@ -89,17 +87,12 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     );
 
     // The sentinels refuse a client without their password; the message says where it goes.
-    let refused = redlock()
+    let refused = redlock_cmd(["-s", &group.url(), "status", "job"])
         .env("REDLOCK_PASSWORD", master_pw)
-        .args(["-s", &group.url(), "status", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(69));
-    assert!(
-        stdout_of(&refused).contains("REDLOCK_SENTINEL_PASSWORD"),
-        "{}",
-        stdout_of(&refused)
-    );
+        .assert()
+        .code(69)
+        .stdout(predicate::str::contains("REDLOCK_SENTINEL_PASSWORD"));
+    let refused = refused.get_output().clone();
 
     let released = with(&["release", "job", "--token", &token]);
     assert_eq!(released.status.code(), Some(0), "{}", stderr_of(&released));
@@ -235,47 +228,34 @@ fn a_group_whose_sentinels_are_all_down_costs_one_timeout_and_one_vote() {
     const TIMEOUT: Duration = Duration::from_secs(1);
     let started = Instant::now();
     let timeout = format!("{}ms", TIMEOUT.as_millis());
-    let output = redlock()
+    let acquired = redlock_cmd(["--timeout", &timeout, "acquire", "job", "-v"])
         .env("REDLOCK_SERVERS", servers.join(","))
-        .args(["--timeout", &timeout, "acquire", "job", "-v"])
-        .output()
-        .unwrap();
+        .assert();
     let took = started.elapsed();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let acquired = acquired.success().stderr(
+        predicate::str::contains("connection refused")
+            .and(predicate::str::contains("no answer in time")),
+    );
     // With -v every server's answer is waited for: one timeout for the group (its sentinels
     // asked in parallel), not one per sentinel.
     assert!(TIMEOUT <= took && took < TIMEOUT * 2, "took {took:?}");
-    let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("connection refused") && stderr.contains("no answer in time"),
-        "{stderr}"
-    );
-    assert_eq!(cluster.holding(KEY, &stdout_of(&output)), 2);
+    assert_eq!(cluster.holding(KEY, &stdout_of(acquired.get_output())), 2);
 
-    let alone = redlock()
-        .args(["-s", &group, "--timeout", "300ms", "acquire", "other"])
-        .output()
-        .unwrap();
-    assert_eq!(alone.status.code(), Some(69), "{}", stderr_of(&alone));
+    redlock_cmd(["-s", &group, "--timeout", "300ms", "acquire", "other"])
+        .assert()
+        .code(69);
 }
 
 #[test]
 fn a_wrong_master_name_is_an_error_naming_it() {
     let sentinel = Sentinel::start(None, &[]);
-    let output = redlock()
-        .args([
-            "-s",
-            &format!("redis+sentinel://127.0.0.1:{}/nosuch", sentinel.port),
-        ])
-        .args(["acquire", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("no sentinel knows a master named 'nosuch'"),
-        "{stderr}"
-    );
+    let url = format!("redis+sentinel://127.0.0.1:{}/nosuch", sentinel.port);
+    redlock_cmd(["-s", &url, "acquire", "job"])
+        .assert()
+        .code(69)
+        .stderr(predicate::str::contains(
+            "no sentinel knows a master named 'nosuch'",
+        ));
 }
 
 #[test]
@@ -303,35 +283,19 @@ fn a_tls_group_is_reached_over_tls_and_checked_against_the_ca() {
     let sentinel = Sentinel::start(Some(("g1", master.port)), &tls);
     let url = format!("rediss+sentinel://127.0.0.1:{}/g1", sentinel.port);
     // Two TLS handshakes in a row (sentinel, then master) in an unoptimised build.
-    let redlock = || {
-        let mut cmd = redlock();
-        cmd.args(["-s", &url, "--timeout", "2s"]);
-        cmd
-    };
+    let redlock = |args: &[&str]| redlock_cmd([&["-s", &url, "--timeout", "2s"], args].concat());
+    let ca = certs.path("ca.crt");
 
-    let trusted = redlock()
-        .args(["--tls-ca", &certs.path("ca.crt")])
-        .args(["acquire", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(trusted.status.code(), Some(0), "{}", stderr_of(&trusted));
-    let shown = redlock()
-        .args(["--tls-ca", &certs.path("ca.crt")])
-        .args(["status", "job"])
-        .output()
-        .unwrap();
-    assert_eq!(shown.status.code(), Some(0), "{}", stdout_of(&shown));
-    assert!(
-        stdout_of(&shown).contains(&format!("(master 127.0.0.1:{})", master.port)),
-        "{}",
-        stdout_of(&shown)
-    );
+    redlock(&["--tls-ca", &ca, "acquire", "job"])
+        .assert()
+        .success();
+    redlock(&["--tls-ca", &ca, "status", "job"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "(master 127.0.0.1:{})",
+            master.port
+        )));
     // Without the CA, neither the sentinel nor the master is trusted.
-    let untrusted = redlock().args(["acquire", "other"]).output().unwrap();
-    assert_eq!(
-        untrusted.status.code(),
-        Some(69),
-        "{}",
-        stderr_of(&untrusted)
-    );
+    redlock(&["acquire", "other"]).assert().code(69);
 }

@@ -105,3 +105,32 @@ fn a_release_right_after_a_waiter_subscribed_is_picked_up_before_its_timeout() {
         "the waiter exited {exited:?} after it started: it sat out its {TIMEOUT:?} timeout"
     );
 }
+
+#[test]
+fn wait_gets_the_lock_once_the_holder_lets_go() {
+    const TTL: Duration = Duration::from_secs(1);
+    let cluster = Cluster::start(3);
+    let acquiring = Instant::now();
+    let ttl = format!("{}s", TTL.as_secs());
+    let token = cluster.acquire_token("job", &["--ttl", &ttl, "--timeout", "100ms"]);
+    let second = cluster.acquire_token("job", &["--wait", "10s", "--retry-delay", "50ms"]);
+    assert_ne!(second, token);
+    let took = acquiring.elapsed();
+    assert!(
+        took >= TTL - CLOCK_SKEW,
+        "{took:?}: the first holder's key had not expired"
+    );
+    // The first holder's key expires on each server at its own moment: any quorum will do.
+    assert!(cluster.holding(KEY, &second) >= 2);
+    let output = cluster
+        .redlock()
+        .args(["acquire", "job", "--wait", "300ms"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(75));
+    assert!(
+        stderr_of(&output).contains("after waiting 300ms"),
+        "{}",
+        stderr_of(&output)
+    );
+}

@@ -1,8 +1,12 @@
 //! The servers most tests lock on: N redis-server processes as one lock sees them, the redlock
-//! command configured for them, what each server holds, and a black-holed server.
+//! command configured for them (for either harness), what each server holds, and a black-holed
+//! server.
 
-use super::process::{redlock, stderr_of, stdout_of, Cmd, Running};
+use super::binary::{redlock_command, stdout_of};
+use super::one_shot::one_shot;
+use super::process::{Cmd, Running};
 use super::redis_server::Redis;
+use std::ffi::OsStr;
 use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -56,14 +60,18 @@ impl Cluster {
             .join(",")
     }
 
-    /// `redlock` with only this cluster configured, and no REDLOCK_* from the caller's env.
+    /// `redlock` on this cluster, to spawn or run through `process`.
     pub fn redlock(&self) -> Cmd {
-        let mut cmd = redlock();
-        cmd.env("REDLOCK_SERVERS", self.urls());
-        // More than the 200ms default: a loaded CI machine must not turn a slow healthy server
-        // into a missing vote. Tests about timeouts pass --timeout themselves.
-        cmd.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
-        cmd
+        Cmd::new(redlock_on(&self.urls()))
+    }
+
+    /// `redlock ARGS` on this cluster, for one `assert_cmd` run.
+    pub fn cmd<I, S>(&self, args: I) -> assert_cmd::Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        one_shot(redlock_on(&self.urls()), args)
     }
 
     /// `redlock ARGS` started in the background, stdin closed and its output captured.
@@ -73,14 +81,8 @@ impl Cluster {
 
     /// `redlock acquire NAME ARGS`, which must succeed: the token it printed.
     pub fn acquire_token(&self, name: &str, args: &[&str]) -> String {
-        let output = run(self, &[&["acquire", name], args].concat());
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "acquire failed: {}",
-            stderr_of(&output)
-        );
-        stdout_of(&output)
+        let acquired = self.cmd([&["acquire", name], args].concat()).assert();
+        stdout_of(acquired.success().get_output())
     }
 
     /// The lock's value on every server.
@@ -98,6 +100,17 @@ impl Cluster {
             .filter(|v| v.as_deref() == Some(value))
             .count()
     }
+}
+
+/// `redlock` with only `servers` (comma-separated URLs) configured, and no REDLOCK_* from the
+/// caller's env.
+pub fn redlock_on(servers: &str) -> std::process::Command {
+    let mut command = redlock_command();
+    command.env("REDLOCK_SERVERS", servers);
+    // More than the 200ms default: a loaded CI machine must not turn a slow healthy server into
+    // a missing vote. Tests about timeouts pass --timeout themselves.
+    command.env("REDLOCK_TIMEOUT", TEST_TIMEOUT);
+    command
 }
 
 /// `redlock ARGS` on `cluster`, run to its end.

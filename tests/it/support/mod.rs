@@ -1,19 +1,35 @@
 //! What the integration tests share, one concern per file; test files hold tests. Most tests
 //! take all of it with `use crate::support::*`.
 //!
+//! A test runs redlock one of two ways:
+//! - a one-shot run (a usage error, `--help`, an exit status, one command's JSON, one acquire,
+//!   release or status against running servers) with `assert_cmd`: `cluster.cmd([...])` or
+//!   `redlock_cmd([...])`, then `.assert().code(64).stderr(predicate::str::contains(..))`;
+//! - a run that is spawned, supervised, signalled, waited on or run beside others (`exec`,
+//!   `--wait`, signals, crowds, anything killed) with `process`: `cluster.redlock()` or
+//!   `redlock()`, then `.spawn()` or `.output()`.
+//!
+//! - `binary`: the binary under test, its clean environment, a run's deadline, its output read.
+//! - `one_shot`: one-shot runs, with `assert_cmd` and `predicates`.
+//! - `process`: spawned and supervised runs, in a process group of their own.
 //! - `redis_server`: one redis-server on a free port (also the benchmark's).
 //! - `cluster`: N servers as one lock sees them, and a black-holed server.
-//! - `process`: the one way a test runs redlock, with a deadline, and reads what it printed.
 //! - `commands`: commands run under `redlock exec`, and what they leave behind.
 //! - `waiters`: waiting acquires, their wake-up channels, crowds of shell workers.
 //! - `tls`: certificates and TLS-only servers.
 //! - `groups`: Sentinel-managed groups.
+//! - `latches`: the latch `etl` of the latch tests, and `redlock latch` runs.
 //! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
+//! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
 
+pub mod binary;
 pub mod cluster;
 pub mod commands;
 pub mod groups;
+pub mod latches;
+pub mod mixed;
+pub mod one_shot;
 pub mod process;
 pub mod proxy;
 pub mod redis_cluster;
@@ -21,8 +37,10 @@ pub mod redis_server;
 pub mod tls;
 pub mod waiters;
 
+pub use binary::*;
 pub use cluster::*;
 pub use commands::*;
+pub use one_shot::*;
 pub use process::*;
 pub use redis_server::*;
 pub use tls::*;

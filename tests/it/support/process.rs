@@ -2,57 +2,26 @@
 //! it): in a process group of its own, with default dispositions for the termination signals and
 //! an empty signal mask, stdin closed, its output captured, and waited for with a deadline. A
 //! process still running at its deadline has its whole group killed and fails its test, naming
-//! the command; one dropped unfinished (a test that panicked) is killed the same way.
-//!
-//! Deadlines only catch hangs. A run's deadline is derived from the flags it was given (its
-//! `--wait`, `--timeout`, `--max-runtime`…), plus `SLACK` for a loaded machine; a test that
-//! waits for a background process says how long it may take, from its own TTL or timeout.
+//! the command; one dropped unfinished (a test that panicked) is killed the same way. Its
+//! deadline is the one `binary` derives from its flags, unless the test gives its own.
 
+use super::binary::{deadline, redlock_command, stderr_of, stdout_of};
 use super::redis_server::signal;
 use super::wait_for;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Output, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// What a loaded machine may add to a process's run beyond what its flags allow for: start-up,
-/// scheduling, connecting. Deadlines only: no time bound a test asserts uses it.
-pub const SLACK: Duration = Duration::from_secs(30);
-
-/// No test runs one redlock longer than this, whatever its flags say (`--wait 30d` in a
-/// usage-error test is refused at once).
-const LONGEST: Duration = Duration::from_secs(300);
-
-/// The per-server timeout redlock uses when neither `--timeout` nor `REDLOCK_TIMEOUT` is given.
-const DEFAULT_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// The signals a test sends to redlock, and that must therefore reach it as they would from a
 /// terminal, however the test runner was started (`nohup`, `trap '' INT`, a CI agent).
 const TERMINATING: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-/// The path of the built binary, for scripts that run it themselves.
-pub fn redlock_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_redlock"))
-}
-
-/// `$PATH` with the built binary's directory first, for scripts that run `redlock` by name.
-pub fn path_with_redlock() -> String {
-    let dir = redlock_path().parent().unwrap().display().to_string();
-    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
-}
-
 /// The binary under test with no REDLOCK_* from the caller's environment.
 pub fn redlock() -> Cmd {
-    let mut command = std::process::Command::new(redlock_path());
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("REDLOCK_") {
-            command.env_remove(name);
-        }
-    }
-    Cmd::new(command)
+    Cmd::new(redlock_command())
 }
 
 /// A command to run: redlock, or a shell that runs it.
@@ -106,7 +75,9 @@ impl Cmd {
     /// Starts it in the background.
     pub fn spawn(&mut self) -> Running {
         let what = self.describe();
-        let deadline = self.deadline.unwrap_or_else(|| self.derived_deadline());
+        let deadline = self
+            .deadline
+            .unwrap_or_else(|| deadline(self.command.get_args(), self.command.get_envs()));
         let command = &mut self.command;
         command.stdin(Stdio::null()).stderr(Stdio::piped());
         if !self.stdout_given {
@@ -196,52 +167,6 @@ impl Cmd {
             .chain(args)
             .collect::<Vec<_>>()
             .join(" ")
-    }
-
-    /// What the run's own flags let it take: its `--wait`, its `--max-runtime` and the
-    /// `--kill-after` that follows it, and a few rounds of its `--timeout` (acquisition, fence
-    /// write-back, clean-up, release), plus `SLACK`.
-    fn derived_deadline(&self) -> Duration {
-        let wait = self.duration(&["--wait", "-w"], "REDLOCK_WAIT");
-        let timeout = self
-            .duration(&["--timeout"], "REDLOCK_TIMEOUT")
-            .unwrap_or(DEFAULT_TIMEOUT);
-        let max_runtime = self.duration(&["--max-runtime"], "REDLOCK_MAX_RUNTIME");
-        let kill_after = max_runtime.and(self.duration(&["--kill-after"], "REDLOCK_KILL_AFTER"));
-        let kill_after = kill_after.or(max_runtime.map(|_| Duration::from_secs(5)));
-        let derived = SLACK
-            + wait.unwrap_or_default()
-            + max_runtime.unwrap_or_default()
-            + kill_after.unwrap_or_default()
-            + timeout * 4;
-        derived.min(LONGEST)
-    }
-
-    /// The duration a flag gives (before any `--`), or else the environment variable.
-    fn duration(&self, flags: &[&str], env: &str) -> Option<Duration> {
-        let args: Vec<String> = self
-            .command
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .take_while(|a| a != "--")
-            .collect();
-        let from_args = args.iter().enumerate().rev().find_map(|(i, arg)| {
-            flags.iter().find_map(|flag| {
-                if arg == flag {
-                    args.get(i + 1).cloned()
-                } else {
-                    arg.strip_prefix(&format!("{flag}=")).map(str::to_string)
-                }
-            })
-        });
-        let from_env = || {
-            self.command
-                .get_envs()
-                .find(|(name, _)| *name == env)
-                .and_then(|(_, value)| value)
-                .map(|value| value.to_string_lossy().into_owned())
-        };
-        humantime::parse_duration(&from_args.or_else(from_env)?).ok()
     }
 }
 
@@ -438,25 +363,4 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-pub fn stdout_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
-pub fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).trim().to_string()
-}
-
-/// One JSON value per line of `text` (the `--log-format json` log).
-pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
-        .collect()
-}
-
-/// The JSON a successful run printed on stdout.
-pub fn json(output: &Output) -> serde_json::Value {
-    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
-    serde_json::from_str(&stdout_of(output)).expect("JSON on stdout")
 }

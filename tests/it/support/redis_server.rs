@@ -134,6 +134,14 @@ impl Redis {
             .unwrap();
     }
 
+    /// Every key on the server.
+    pub fn keys(&self) -> Vec<String> {
+        redis::cmd("KEYS")
+            .arg("*")
+            .query(&mut self.connection())
+            .unwrap()
+    }
+
     /// How many times each command ran since the server started or `reset_stats`, from
     /// `INFO commandstats` (`evalsha`, `set`, `publish`…; this harness's own calls included).
     pub fn command_calls(&self) -> std::collections::BTreeMap<String, u64> {

@@ -2,8 +2,9 @@
 //! listens on, shell workers that take turns in a critical section, and the checks that none of
 //! them overlapped.
 
+use super::binary::{redlock_path, stderr_of, stdout_of, SLACK};
 use super::cluster::{Cluster, KEY, TEST_TIMEOUT};
-use super::process::{redlock_path, stderr_of, stdout_of, Cmd, Running, SLACK};
+use super::process::{Cmd, Running};
 use super::redis_server::Redis;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -33,10 +34,9 @@ pub fn spawn_waiter(cluster: &Cluster, extra: &[&str]) -> Running {
 /// Releases the lock `job` held with `token`.
 pub fn release_holder(cluster: &Cluster, token: &str) {
     cluster
-        .redlock()
-        .args(["release", "job", "--token", token])
+        .cmd(["release", "job", "--token", token])
         .assert()
-        .code(0);
+        .success();
 }
 
 /// The waiter acquired the lock, and a quorum holds its token (not necessarily every server:

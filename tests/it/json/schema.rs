@@ -1,0 +1,275 @@
+//! README's "JSON output", parsed, and documents checked against it: each document's fields and
+//! each nested object's fields must be in its table, with a type the table allows; every field a
+//! table lists must be in every document of that kind (but for those it says are "only"
+//! sometimes there); and `assert_complete` says whether every table, and every field it lists,
+//! showed up in some document checked.
+
+use crate::support::{stderr_of, stdout_of};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Output;
+
+/// The JSON types a table's type column can name.
+const TYPES: [&str; 6] = ["number", "string", "boolean", "null", "array", "object"];
+
+/// One field of a README table.
+struct Field {
+    /// The JSON types its value may have.
+    types: BTreeSet<&'static str>,
+    /// The table its object, or each object of its array, follows (its anchor).
+    nested: Option<String>,
+    /// Whether documents may leave it out (the table says it is there "only" sometimes).
+    optional: bool,
+}
+
+struct Table {
+    title: String,
+    fields: BTreeMap<String, Field>,
+}
+
+/// README's "JSON output", and which fields the documents checked so far had.
+pub struct Schema {
+    /// By anchor (GitHub's slug of the heading).
+    tables: BTreeMap<String, Table>,
+    seen: RefCell<BTreeMap<String, BTreeSet<String>>>,
+}
+
+/// GitHub's anchor for a heading: lowercase, punctuation but `-` and `_` dropped, spaces to `-`.
+fn slug(title: &str) -> String {
+    title
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+impl Schema {
+    pub fn from_readme() -> Schema {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        Schema::parse(&readme)
+    }
+
+    fn parse(readme: &str) -> Schema {
+        let start = readme
+            .find("\n## JSON output\n")
+            .expect("README has a section \"JSON output\"");
+        let section = &readme[start + 1..];
+        let end = section[3..]
+            .find("\n## ")
+            .map_or(section.len(), |at| at + 3);
+        let mut tables = BTreeMap::new();
+        let mut current: Option<String> = None;
+        for line in section[..end].lines().skip(1) {
+            if line.starts_with('#') {
+                let title = line.trim_start_matches('#').trim().to_string();
+                let anchor = slug(&title);
+                tables.insert(
+                    anchor.clone(),
+                    Table {
+                        title: title.replace('`', ""),
+                        fields: BTreeMap::new(),
+                    },
+                );
+                current = Some(anchor);
+                continue;
+            }
+            if !line.starts_with("| `") {
+                continue;
+            }
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let [_, name, kind, meaning, ..] = cells.as_slice() else {
+                panic!("README's JSON table row {line:?} has not three columns");
+            };
+            let anchor = current.as_ref().expect("a table under a heading");
+            let words: BTreeSet<&str> = kind
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            let mut types: BTreeSet<&'static str> =
+                TYPES.into_iter().filter(|t| words.contains(t)).collect();
+            let nested = kind
+                .split_once("](#")
+                .map(|(_, rest)| rest.split(')').next().unwrap_or_default().to_string());
+            if nested.is_some() && !types.contains("array") {
+                types.insert("object");
+            }
+            assert!(!types.is_empty(), "README's {line:?} names no JSON type");
+            let field = Field {
+                types,
+                nested,
+                optional: meaning.starts_with("only "),
+            };
+            let name = name.trim_matches('`').to_string();
+            let table = tables.get_mut(anchor).expect("the current table");
+            assert!(
+                table.fields.insert(name.clone(), field).is_none(),
+                "README's table {:?} lists {name} twice",
+                table.title
+            );
+        }
+        for table in tables.values() {
+            for (name, field) in &table.fields {
+                if let Some(nested) = &field.nested {
+                    assert!(
+                        tables.contains_key(nested),
+                        "README's {:?} links {name} to #{nested}, which is no table",
+                        table.title
+                    );
+                }
+            }
+        }
+        Schema {
+            tables,
+            seen: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    fn table(&self, title: &str) -> (&str, &Table) {
+        let anchor = slug(title);
+        let (anchor, table) = self
+            .tables
+            .get_key_value(&anchor)
+            .unwrap_or_else(|| panic!("README's JSON output has no table {title:?}"));
+        (anchor, table)
+    }
+
+    /// Checks one document of the kind README's table `title` describes.
+    pub fn check(&self, title: &str, document: &Value) {
+        let (anchor, _) = self.table(title);
+        self.check_object(&[anchor], document, title, true);
+    }
+
+    /// Checks one `--log-format json` line: the head every line has, then its event's fields.
+    pub fn check_log_line(&self, line: &Value) {
+        let event = line["event"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a log line without an event: {line}"));
+        let (head, _) = self.table("--log-format json lines");
+        let (fields, _) = self.table(&format!("{event} event"));
+        self.check_object(&[head, fields], line, &format!("the {event} line"), true);
+    }
+
+    /// `value` is an object whose every field is in one of `anchors`' tables, with its type,
+    /// and which has every field they list (but the optional ones, and `version` below the
+    /// top).
+    fn check_object(&self, anchors: &[&str], value: &Value, path: &str, top: bool) {
+        let object = value
+            .as_object()
+            .unwrap_or_else(|| panic!("{path} is not an object: {value}"));
+        for (name, value) in object {
+            let Some((anchor, field)) = anchors.iter().find_map(|anchor| {
+                let field = self.tables[*anchor].fields.get(name)?;
+                Some((*anchor, field))
+            }) else {
+                let titles: Vec<&str> = anchors
+                    .iter()
+                    .map(|a| self.tables[*a].title.as_str())
+                    .collect();
+                panic!(
+                    "{path} has the field `{name}`, which README's JSON output does not list (table {titles:?}): {value}"
+                );
+            };
+            let path = format!("{path}.{name}");
+            assert!(
+                field.types.contains(type_of(value)),
+                "{path} is {}, README says {:?}: {value}",
+                type_of(value),
+                field.types
+            );
+            self.seen
+                .borrow_mut()
+                .entry(anchor.to_string())
+                .or_default()
+                .insert(name.clone());
+            if let Some(nested) = &field.nested {
+                match value {
+                    Value::Object(_) => self.check_object(&[nested], value, &path, false),
+                    Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            self.check_object(&[nested], item, &format!("{path}[{i}]"), false);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for anchor in anchors {
+            for (name, field) in &self.tables[*anchor].fields {
+                let needed = !field.optional && (top || name != "version");
+                assert!(
+                    !needed || object.contains_key(name),
+                    "{path} lacks `{name}`, which README's {:?} lists: {value}",
+                    self.tables[*anchor].title
+                );
+            }
+        }
+    }
+
+    /// Every table was used, and every field it lists was seen.
+    pub fn assert_complete(&self) {
+        let seen = self.seen.borrow();
+        for (anchor, table) in &self.tables {
+            let Some(fields) = seen.get(anchor) else {
+                panic!(
+                    "README's JSON output has a table {:?} that no document this test produced follows: make the test produce one",
+                    table.title
+                );
+            };
+            let unseen: Vec<&String> = table
+                .fields
+                .keys()
+                .filter(|name| !fields.contains(*name))
+                .collect();
+            assert!(
+                unseen.is_empty(),
+                "README's {:?} lists {unseen:?}, which no document this test produced had",
+                table.title
+            );
+        }
+    }
+
+    /// The document on `output`'s stdout, checked against `title`.
+    pub fn stdout(&self, title: &str, output: &Output) -> Value {
+        let text = stdout_of(output);
+        let document: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{e}: stdout is not one JSON document: {text}"));
+        self.check(title, &document);
+        document
+    }
+
+    /// `status NAME --json`'s document, checked against the table its `kind` says.
+    pub fn status(&self, output: &Output) -> Value {
+        let title = match serde_json::from_str::<Value>(&stdout_of(output)) {
+            Ok(document) if document["kind"] == "semaphore" => "status NAME --json of a semaphore",
+            _ => "status NAME --json of a lock",
+        };
+        self.stdout(title, output)
+    }
+
+    /// Every stderr line of a `--log-format json` run, checked; returns them.
+    pub fn log(&self, output: &Output) -> Vec<Value> {
+        stderr_of(output)
+            .lines()
+            .map(|line| {
+                let line: Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{e}: a log line is not JSON: {line}"));
+                self.check_log_line(&line);
+                line
+            })
+            .collect()
+    }
+}

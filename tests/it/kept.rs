@@ -1,0 +1,343 @@
+//! What `--hold-at-least` keeps: a plain key in place of the token that expires at acquisition
+//! plus the hold on every server, even where the keep arrives late; never a lock that was lost;
+//! a scripted lock kept by `release --hold-at-least`; `status` saying a lock is kept, and why;
+//! and a run stopped by SIGTERM still kept.
+
+use crate::support::*;
+use std::time::{Duration, Instant};
+
+/// The `status job --json` of the cluster.
+fn status_json(cluster: &Cluster) -> serde_json::Value {
+    json(
+        cluster
+            .cmd(["status", "job", "--json"])
+            .assert()
+            .get_output(),
+    )
+}
+
+/// Every server holds a kept value in place of `token`, and nobody can take the lock.
+fn assert_kept_instead_of(cluster: &Cluster, token: &str) {
+    let values = cluster.values(KEY);
+    assert!(
+        values
+            .iter()
+            .all(|v| v.is_some() && v.as_deref() != Some(token)),
+        "the lock was not kept: {values:?}"
+    );
+    cluster.cmd(["acquire", "job"]).assert().code(75);
+}
+
+/// The `--hold-at-least` of `held_a_minute`.
+const A_MINUTE: Duration = Duration::from_secs(60);
+
+/// `exec job` with a one-minute hold, running `sh -c script`.
+fn held_a_minute(script: &str) -> [&str; 8] {
+    [
+        "exec",
+        "job",
+        "--hold-at-least",
+        "1m",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]
+}
+
+#[test]
+fn a_kept_key_expires_at_acquisition_plus_the_hold_on_every_server() {
+    let cluster = Cluster::start(3);
+    let hold = Duration::from_secs(3);
+    // The command runs a second, so a hold counted from its end would show.
+    let run_time = Duration::from_secs(1);
+    let before = Instant::now();
+    let output = run(
+        &cluster,
+        &[
+            "exec",
+            "job",
+            "--hold-at-least",
+            &format!("{}s", hold.as_secs()),
+            "--",
+            "sleep",
+            &run_time.as_secs().to_string(),
+        ],
+    );
+    let after = Instant::now();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    for server in &cluster.servers {
+        let asked = Instant::now();
+        let pttl = server.pttl(KEY);
+        let answered = Instant::now();
+        assert!(pttl > 0, "the key was not kept: pttl {pttl}");
+        let expiry_low = asked + Duration::from_millis(pttl as u64);
+        let expiry_high = answered + Duration::from_millis(pttl as u64);
+        // The acquisition came after `before`, and at least the run's second before `after`.
+        assert!(expiry_high + CLOCK_SKEW >= before + hold, "{pttl} ms left");
+        assert!(
+            expiry_low + run_time / 2 <= after + hold,
+            "{pttl} ms left: the hold ends {:?} after the run ended",
+            expiry_low.saturating_duration_since(after)
+        );
+        // A plain string key, as other clients see a held lock.
+        let kind: String = redis::cmd("TYPE")
+            .arg(KEY)
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(kind, "string");
+    }
+    // Another client's SET NX fails until the hold is over, then succeeds.
+    let set_nx = |server: &Redis| -> bool {
+        let reply: Option<String> = redis::cmd("SET")
+            .arg(KEY)
+            .arg("other-client")
+            .arg("NX")
+            .arg("PX")
+            .arg(60_000)
+            .query(&mut server.connection())
+            .unwrap();
+        reply.is_some()
+    };
+    let mut taken = [false; 3];
+    let mut take_all = || {
+        for (server, taken) in cluster.servers.iter().zip(taken.iter_mut()) {
+            if !*taken && set_nx(server) {
+                // The answer came after the server let it through.
+                let at = before.elapsed();
+                assert!(
+                    at >= hold - CLOCK_SKEW,
+                    "SET NX succeeded {at:?} into {hold:?}"
+                );
+                *taken = true;
+            }
+        }
+        taken.iter().all(|t| *t)
+    };
+    while before.elapsed() < hold {
+        take_all();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_for("the kept key to expire", hold + SLACK, take_all);
+    // Counted from the acquisition, a run's length before `after`.
+    assert!(after.elapsed() < hold + run_time / 2);
+
+    // A hold that is over when the command ends is a plain release.
+    let other = [
+        "exec",
+        "other",
+        "--hold-at-least",
+        "10ms",
+        "--",
+        "sleep",
+        "0.1",
+    ];
+    assert_eq!(run(&cluster, &other).status.code(), Some(0));
+    assert_eq!(cluster.values("redlock:other"), vec![None, None, None]);
+}
+
+#[test]
+fn a_keep_that_reaches_a_server_late_does_not_stretch_the_hold() {
+    let cluster = Cluster::start(3);
+    let hold = Duration::from_secs(3);
+    let stopped_for = Duration::from_millis(1_500);
+    // The command stops one server as it ends: the keep reaches that server only when it
+    // resumes, 1.5 s later, and must still end the hold at acquisition + 3 s, not 1.5 s later.
+    // The acquisition round ends at a quorum, so that server may not have the key yet when the
+    // command starts (its SET would then land late too, and count from its own arrival): the
+    // command waits until it has.
+    let stop = format!(
+        r#"until [ "$(redis-cli -p {port} get "$REDLOCK_KEY")" = "$REDLOCK_TOKEN" ]; do sleep 0.01; done
+        kill -STOP {pid}"#,
+        port = cluster.servers[0].port,
+        pid = cluster.servers[0].pid()
+    );
+    // A server that has seen a keep before runs the late request from its script cache.
+    let warm = ["exec", "warm-up", "--hold-at-least", "1s", "--", "true"];
+    assert_eq!(run(&cluster, &warm).status.code(), Some(0));
+    let before = Instant::now();
+    let args = [
+        "exec",
+        "job",
+        "--ttl",
+        "10s",
+        "--hold-at-least",
+        &format!("{}s", hold.as_secs()),
+        "--",
+        "sh",
+        "-c",
+        &stop,
+    ];
+    let output = run(&cluster, &args);
+    let after = Instant::now();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    // The fault's length is the scenario, not a wait for something.
+    std::thread::sleep(stopped_for.saturating_sub(before.elapsed()));
+    cluster.servers[0].resume();
+    let kept = cluster.servers[1].get(KEY).expect("kept on the others");
+    wait_for("the late keep to land", Duration::from_secs(5), || {
+        cluster.servers[0].get(KEY).as_deref() == Some(kept.as_str())
+    });
+    let asked = Instant::now();
+    let pttl = cluster.servers[0].pttl(KEY);
+    assert!(pttl > 0);
+    // The key cannot expire before `asked + pttl`; the hold ends by the time the late server
+    // had the key (before the command ran, before `after`) plus the hold.
+    let expiry = asked + Duration::from_millis(pttl as u64);
+    assert!(
+        expiry <= after + hold + CLOCK_SKEW,
+        "the late keep ends the hold {:?} after acquisition",
+        expiry - before
+    );
+}
+
+#[test]
+fn a_lost_lock_is_not_kept() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--hold-at-least", "1m"];
+    let (child, _) = exec_long_command(&cluster, dir.path(), &flags);
+    cluster.servers[0].set(KEY, "someone-else");
+    let output = child.finish(LONG_COMMAND_TTL + SLACK);
+    assert_eq!(output.status.code(), Some(125), "{}", stderr_of(&output));
+    assert_eq!(cluster.servers[0].get(KEY).as_deref(), Some("someone-else"));
+    assert_eq!(
+        cluster.servers[0].pttl(KEY),
+        -1,
+        "the new holder's key was touched"
+    );
+}
+
+#[test]
+fn release_hold_at_least_keeps_a_scripted_lock() {
+    const HOLD: Duration = Duration::from_secs(3);
+    let cluster = Cluster::start(3);
+    let token = cluster.acquire_token("job", &[]);
+    let hold = format!("{}s", HOLD.as_secs());
+    cluster
+        .cmd([
+            "release",
+            "job",
+            "--token",
+            &token,
+            "--hold-at-least",
+            &hold,
+        ])
+        .assert()
+        .success();
+    assert_kept_instead_of(&cluster, &token);
+    let hold_ms = HOLD.as_millis() as i64;
+    assert!(cluster
+        .servers
+        .iter()
+        .all(|s| (1..=hold_ms).contains(&s.pttl(KEY))));
+    // Neither the token nor the kept value stretches the hold.
+    cluster
+        .cmd(["extend", "job", "--token", &token])
+        .assert()
+        .code(1);
+    let kept = cluster.values(KEY)[0].clone().unwrap();
+    cluster
+        .cmd(["extend", "job", "--token", &kept, "--ttl", "1m"])
+        .assert()
+        .code(64);
+    assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= hold_ms));
+    let status = status_json(&cluster);
+    assert_eq!(status["kept"]["status"], "release", "{status}");
+    cluster
+        .cmd(["status", "job"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "kept after `release --hold-at-least` at",
+        ));
+    wait_for("the hold to run out", HOLD + SLACK, || {
+        cluster.values(KEY).iter().all(Option::is_none)
+    });
+
+    // A hold that is already over is a plain release.
+    let token = cluster.acquire_token("job", &[]);
+    cluster
+        .cmd([
+            "release",
+            "job",
+            "--token",
+            &token,
+            "--hold-at-least",
+            "1ms",
+        ])
+        .assert()
+        .success();
+    assert_eq!(cluster.values(KEY), vec![None, None, None]);
+}
+
+#[test]
+fn status_says_a_lock_is_kept_after_its_run() {
+    let cluster = Cluster::start(3);
+    let output = cluster
+        .redlock()
+        .args(["--log-format", "json"])
+        .args(held_a_minute("exit 3"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    // The lifecycle log says the lock was kept, not released.
+    let events = json_lines(&stderr_of(&output));
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert!(kinds.ends_with(&["child_exited", "kept"]), "{kinds:?}");
+    let kept = events.last().unwrap();
+    assert_eq!(kept["servers_kept"], 3);
+    let held_ms = A_MINUTE.as_millis() as u64;
+    assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
+    // A kept lock is held.
+    let status = cluster.cmd(["status", "job"]).assert().success();
+    let table = stdout_of(status.get_output());
+    for expected in [
+        "kept after a run that finished at",
+        "with exit status 3",
+        "until about",
+        "(sh -c exit 3)",
+        "on 3 of 3 servers",
+    ] {
+        assert!(
+            table.contains(expected),
+            "{expected:?} missing from:\n{table}"
+        );
+    }
+    let json = status_json(&cluster);
+    assert_eq!(json["held"], true);
+    assert_eq!(json["kept"]["status"], "exit-3", "{json}");
+    assert_eq!(json["holder"]["command"], "sh -c exit 3");
+    let finished = json["kept"]["finished_unix_ms"].as_u64().unwrap();
+    let until = json["kept"]["until_unix_ms"].as_u64().unwrap();
+    let acquired = json["holder"]["acquired_unix_ms"].as_u64().unwrap();
+    assert!(acquired <= finished && finished < until, "{json}");
+    // The token is stamped (whole milliseconds) before the acquisition round starts.
+    let stamped_early_ms = 1_000;
+    assert!(until <= acquired + held_ms + stamped_early_ms, "{json}");
+    let list = cluster.cmd(["status"]).assert();
+    let list = stdout_of(list.get_output());
+    assert!(
+        list.lines().any(|l| l.starts_with("job ")
+            && l.contains(" held ")
+            && l.contains("kept after its run")),
+        "{list}"
+    );
+}
+
+#[test]
+fn sigterm_to_redlock_during_a_held_run_still_keeps_the_lock() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let script = format!("touch {}; while :; do sleep 0.05; done", ready.display());
+    let child = cluster
+        .redlock()
+        .args(held_a_minute(&script))
+        .spawn_until("the command to start", || ready.exists());
+    let token = cluster.values(KEY)[0].clone().unwrap();
+    signal(child.id() as i32, libc::SIGTERM);
+    let output = child.wait();
+    assert_eq!(output.status.code(), Some(143), "{}", stderr_of(&output));
+    assert_kept_instead_of(&cluster, &token);
+    assert_eq!(status_json(&cluster)["kept"]["status"], "signal-15");
+}
