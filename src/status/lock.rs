@@ -2,8 +2,8 @@
 //! in its queue.
 
 use super::json::{one_json, waiters_json};
+use super::shown::Shown;
 use super::text::{align, is_kept, kept_summary, readers_table, short_token, waiters_table, when};
-use super::Shown;
 use crate::exit::Outcome;
 use crate::human;
 use crate::lock::{self, Holding, Inspection, KeyState, NodeError, Redlock, ServerState, Target};

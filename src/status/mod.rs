@@ -8,6 +8,7 @@
 //!
 //! - lock.rs: one mutex; semaphore.rs: one semaphore, slot by slot; list.rs: every lock.
 //! - latch.rs: one latch, the latches listed after the locks, and every latch verb's JSON.
+//! - shown.rs: one mutex or semaphore as shown, and how it is printed.
 //! - text.rs and json.rs: how a verdict, a server's view, a holder and a waiter are shown.
 
 mod json;
@@ -15,6 +16,7 @@ pub(crate) mod latch;
 mod list;
 mod lock;
 mod semaphore;
+mod shown;
 mod text;
 
 use crate::cli::StatusArgs;
@@ -22,22 +24,8 @@ use crate::config::{self, Config};
 use crate::exit::Outcome;
 use crate::lock::{Limit, Redlock, Target};
 use crate::report::Reporter;
-use serde_json::{Map, Value};
-
-/// One mutex or semaphore as `status NAME` shows it.
-struct Shown {
-    /// Its fields, without the document's `version`.
-    json: Map<String, Value>,
-    text: String,
-    /// How `status` ends for it alone.
-    outcome: anyhow::Result<Outcome>,
-}
-
-impl Shown {
-    fn held(&self) -> bool {
-        matches!(self.outcome, Ok(Outcome::Success))
-    }
-}
+use serde_json::Value;
+use shown::{show, Shown};
 
 pub(crate) fn run(
     config: &Config,
@@ -104,19 +92,4 @@ fn semaphore_of(
     let semaphore = config.target(&target.name, Some(slots), false, false)?;
     let inspection = engine.inspect(&semaphore);
     Ok(semaphore::report(engine, &semaphore, inspection))
-}
-
-/// Prints one document or table, and ends as it says.
-fn show(mut shown: Shown, as_json: bool) -> anyhow::Result<Outcome> {
-    if as_json {
-        if shown.json.get("kind") == Some(&Value::from("lock")) {
-            // A lock's document says whether its name is also a semaphore (null: it is not).
-            shown.json.entry("semaphore").or_insert(Value::Null);
-        }
-        let document = crate::schema::document(Value::Object(shown.json));
-        text::print(&document.to_string());
-    } else {
-        text::print(shown.text.trim_end());
-    }
-    shown.outcome
 }

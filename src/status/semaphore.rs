@@ -3,8 +3,8 @@
 //! table for people or `--json` for programs.
 
 use super::json::{one_json, waiters_json};
+use super::shown::Shown;
 use super::text::{align, listed, waiters_table};
-use super::Shown;
 use crate::exit::{self, Outcome};
 use crate::lock::{self, Holding, Inspection, KeyState, Redlock, ServerState, Target};
 use serde_json::{json, Map, Value};

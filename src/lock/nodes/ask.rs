@@ -1,7 +1,9 @@
 //! One server's part in a round: connect if needed (within the round's deadline, which covers
-//! TCP, TLS and AUTH), send the request, and turn what went wrong into a `NodeError`.
+//! TCP, TLS and AUTH), send the request, and turn what went wrong into a `NodeError`
+//! (round.rs's `classify`).
 
-use super::{Kept, NodeError, Reply};
+use super::kept::Kept;
+use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{Server, Session};
 use redis::{RedisError, RedisResult};
@@ -72,22 +74,4 @@ pub(super) fn run<T>(
 /// The connection was closed under us, as opposed to a server that is slow or refuses.
 fn went_stale(err: &RedisError) -> bool {
     err.is_connection_dropped() && !err.is_timeout()
-}
-
-pub(super) fn classify(err: RedisError, timeout: Duration) -> NodeError {
-    if err.code() == Some("WRONGTYPE") {
-        return NodeError::ForeignType;
-    }
-    if err.is_timeout() {
-        return NodeError::Down(format!(
-            "no answer within {}",
-            humantime::format_duration(timeout)
-        ));
-    }
-    if err.is_connection_refusal() {
-        return NodeError::Down("connection refused".into());
-    }
-    let text = err.to_string();
-    let text = text.lines().next().unwrap_or("error").trim();
-    NodeError::Down(crate::human::lowercase_first(text))
 }

@@ -7,7 +7,7 @@
 //! we go (`finish`), which waits for them, each until its deadline at most.
 
 use super::poll::{Feed, Loop, Next, Task, Unfinished};
-use super::{Cleanup, Op};
+use super::round::{Cleanup, Op};
 use crate::clock::BootInstant;
 use crate::server::{Replay, Session, Sink, Step, Wire};
 use std::time::Duration;

@@ -3,9 +3,10 @@
 //! settles on, on the same connection, behind the late request.
 
 use super::ask::{ask, run};
-use super::{no_worker, Cleanup, Nodes, Op, Reply, WORKER_STACK};
+use super::round::{Cleanup, Op, Reply};
+use super::threads::{no_worker, Threads, WORKER_STACK};
 use crate::clock::BootInstant;
-use crate::server::Session;
+use crate::server::{Server, Session};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -50,7 +51,7 @@ impl<T> Drop for Late<T> {
     }
 }
 
-impl Nodes {
+impl Threads {
     /// Runs `op` against every server concurrently, like `round`, but returns as soon as
     /// `decided` says the replies in hand settle the outcome, without waiting for the slowest
     /// servers (their entry is `None`).
@@ -60,24 +61,25 @@ impl Nodes {
     /// `Pending`, then sends the clean-up it was given, if any, on that same connection, after
     /// the late request (so a late SET is deleted after it landed, never before). Only once
     /// everything it sent was answered does it hand the connection back for a later round.
-    pub(super) fn round_until_threads<T: Send + 'static>(
+    pub(super) fn round_until<T: Send + 'static>(
         &mut self,
+        servers: &[Server],
+        timeout: Duration,
         op: Op<T>,
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> (Vec<Option<Reply<T>>>, Late<T>) {
         self.reclaim(false);
-        self.drop_late();
-        let deadline = BootInstant::now().add(self.timeout);
-        let timeout = self.timeout;
+        self.drop_late(servers);
+        let deadline = BootInstant::now().add(timeout);
         let shared = Arc::new(Shared {
             phase: Mutex::new(Phase::Collecting),
             settled: Condvar::new(),
         });
         let (tx, rx) = mpsc::channel();
-        let count = self.servers.len();
+        let count = servers.len();
         let mut replies: Vec<Option<Reply<T>>> = (0..count).map(|_| None).collect();
         let mut waiting = 0;
-        for (index, (server, slot)) in self.servers.iter().zip(&mut self.connections).enumerate() {
+        for (index, (server, slot)) in servers.iter().zip(&mut self.connections).enumerate() {
             let (server, mut kept, op, shared, tx) = (
                 server.clone(),
                 slot.take(),

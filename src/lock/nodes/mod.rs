@@ -5,70 +5,45 @@
 //! Two ways to run a round, with the same properties: when every server is plain (TCP or a Unix
 //! socket), one thread and one poll(2) over all their sockets (poll.rs); otherwise (a Sentinel
 //! group, a cluster, TLS) a thread per server, each with the redis crate's blocking connection
-//! (below; a round decided before every server answered is late.rs's, one server's request
-//! ask.rs's). A round's requests are the same closures either way (server/replay.rs).
+//! (threads.rs). A round's requests are the same closures either way (server/replay.rs).
+//! - round.rs: a round's vocabulary: the request, a server's reply, a node's error, a clean-up.
+//! - threads.rs: the thread-per-server rounds; ask.rs: one server's request on its thread;
+//!   kept.rs: its connection, kept between rounds; late.rs: a round decided before every server
+//!   answered, and the workers left waiting for the others.
+//! - poll.rs: the one-thread rounds; behind.rs: the late replies they stopped waiting for;
+//!   listen.rs: a waiter listening on their connections between rounds.
 
 mod ask;
 mod behind;
+mod kept;
 mod late;
 mod listen;
 mod poll;
+mod round;
+mod threads;
 
 use crate::clock::BootInstant;
 // cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
 // cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
 use crate::server::{Server, Session};
-use ask::ask;
 use late::Late;
 pub(crate) use listen::Heard;
 use poll::{Loop, Unfinished};
 use redis::RedisResult;
+pub(crate) use round::{Cleanup, NodeError, Op, Reply};
 use std::os::fd::BorrowedFd;
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
+use threads::Threads;
 
-/// Stack of a per-server worker thread: plenty for the redis client, far below the 2 MiB default.
-const WORKER_STACK: usize = 256 * 1024;
-
-/// Why one server's vote did not count.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum NodeError {
-    /// Not reached, timed out, refused our credentials, or cannot serve (read-only, loading…).
-    Down(String),
-    /// The key exists with another type: a non-redlock client (Redisson's hash) holds it.
-    ForeignType,
-}
-
-impl std::fmt::Display for NodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NodeError::Down(why) => f.write_str(why),
-            NodeError::ForeignType => f.write_str("key holds a non-string value"),
-        }
-    }
-}
-
-/// One server's answer to one round.
-pub(crate) struct Reply<T> {
-    pub(crate) result: Result<T, NodeError>,
-    /// When the answer arrived, for the quorum's end time (T2).
-    pub(crate) at: BootInstant,
-    pub(crate) latency: Duration,
-}
-
-/// The servers and our open connection to each. Connections are kept between rounds (waits,
-/// renewals) and replaced after any error, so the next round reconnects; after a late reply,
-/// only once the follow-up to that round is done (see `Kept`).
+/// The servers, and our connections to them: on one thread with poll(2) when every server is
+/// plain, otherwise a thread per server (threads.rs), whose connections are kept between rounds
+/// (waits, renewals) and replaced after any error (see `Kept`).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
-    connections: Vec<Option<Kept>>,
     timeout: Duration,
-    /// Workers of rounds decided without them, still waiting for their server's late reply
-    /// (and cleaning up after it); joined before we go, so that no clean-up is cut short.
-    /// A worker hands back its connection once the late reply (and clean-up) was read from it.
-    workers: Vec<JoinHandle<Option<(usize, Kept)>>>,
-    /// The poll loop's wires, when every server is plain: then the fields above stay empty.
+    /// The thread-per-server rounds' connections and workers: empty when `poll` runs the rounds.
+    threads: Threads,
+    /// The poll loop's wires, when every server is plain.
     poll: Option<Loop>,
 }
 
@@ -80,43 +55,13 @@ pub(crate) enum Pending<T> {
     Poll(Vec<Unfinished>, Op<T>),
 }
 
-/// A request that can outlive the round that sent it (`round_until`).
-pub(crate) type Op<T> = Arc<dyn Fn(&mut Session) -> RedisResult<T> + Send + Sync>;
-/// What to send after a late answer (`None`: the request timed out, and may still be applied),
-/// on the connection that carried the request.
-pub(crate) type Cleanup<T> = Arc<dyn Fn(&mut Session, Option<&T>) -> RedisResult<()> + Send + Sync>;
-
-/// An open connection, and whether the reply to its last request is late.
-///
-/// A connection whose reply is late is kept for one follow-up (`round_on`) rather than
-/// replaced, because the late request may still be applied: a failed attempt's SET, most of
-/// all. The compare-and-delete that cleans up after it then goes out on the same connection at
-/// once, without waiting for the late reply, and a server applies one connection's commands in
-/// order, so the delete is applied after that SET whenever the SET is, however slow the network.
-/// A new connection could not promise that (its delete may overtake the SET still on its way),
-/// and needs a round trip of its own (AUTH, TLS) before it can send anything, which a slow
-/// server may never give it in time: the failed attempt's key would then outlive it for the
-/// whole TTL.
-///
-/// Reusing it is safe because the redis client counts the replies it gave up on and discards
-/// them when they arrive, so no answer is taken for another's. And its timeout was the read's,
-/// never a half-written request's: a write blocks only on a full send buffer, and a connection
-/// carries at most two unanswered requests (the late one and its follow-up; the next ordinary
-/// round replaces it), a few hundred bytes, far below the smallest send buffer the kernel allows.
-pub(crate) struct Kept {
-    connection: Session,
-    late: bool,
-}
-
 impl Nodes {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Nodes {
-        let connections = servers.iter().map(|_| None).collect();
         Nodes {
             poll: Loop::new(&servers),
+            threads: Threads::new(&servers),
             servers,
-            connections,
             timeout,
-            workers: Vec::new(),
         }
     }
 
@@ -150,8 +95,8 @@ impl Nodes {
         // A request still in flight from a round decided without it (a late SET of ours) must
         // reach its server before this one: a release overtaking it would leave that copy of
         // the key behind.
-        self.join_late();
-        self.drop_late();
+        self.threads.join_late();
+        self.threads.drop_late(&self.servers);
         let everyone = vec![true; self.servers.len()];
         self.round_on(&everyone, op).into_iter().flatten().collect()
     }
@@ -167,41 +112,8 @@ impl Nodes {
         if let Some(poll) = &mut self.poll {
             return poll.round(targets, self.timeout, (&op, None), |_| false).0;
         }
-        let deadline = BootInstant::now().add(self.timeout);
-        let timeout = self.timeout;
-        let op = &op;
-        let mut jobs = self
-            .servers
-            .iter()
-            .zip(self.connections.iter_mut())
-            .zip(targets.iter().copied())
-            .enumerate()
-            .filter(|(_, (_, wanted))| *wanted)
-            .map(|(index, ((server, slot), _))| (index, server, slot));
-        let mut replies: Vec<Option<Reply<T>>> = (0..self.servers.len()).map(|_| None).collect();
-        // The first target is served on this thread: one spawn fewer, and none at all when only
-        // one server is asked.
-        let Some((first_index, first_server, first_slot)) = jobs.next() else {
-            return replies;
-        };
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .map(|(index, server, slot)| {
-                    let work = move || ask(server, slot, deadline, timeout, op);
-                    // A small stack: less to map, protect and unmap per server per round.
-                    let handle = std::thread::Builder::new()
-                        .stack_size(WORKER_STACK)
-                        .spawn_scoped(scope, work);
-                    (index, handle)
-                })
-                .collect();
-            replies[first_index] = Some(ask(first_server, first_slot, deadline, timeout, op));
-            for (index, handle) in handles {
-                let reply = handle.ok().and_then(|handle| handle.join().ok());
-                replies[index] = Some(reply.unwrap_or_else(no_worker));
-            }
-        });
-        replies
+        self.threads
+            .round_on(&self.servers, self.timeout, targets, op)
     }
 }
 
@@ -218,7 +130,9 @@ impl Nodes {
         listen: Option<&str>,
     ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
         let Some(poll) = &mut self.poll else {
-            let (replies, late) = self.round_until_threads(op, decided);
+            let (replies, late) =
+                self.threads
+                    .round_until(&self.servers, self.timeout, op, decided);
             return (replies, Pending::Threads(late));
         };
         poll.retire_stalled();
@@ -270,40 +184,6 @@ impl Nodes {
             }
         }
     }
-
-    /// Waits for the workers of earlier rounds (each is bounded by its round's deadline, plus one
-    /// clean-up request), taking back the connections they hand back.
-    fn join_late(&mut self) {
-        self.reclaim(true);
-    }
-
-    /// Takes back the connections of the late workers that are done (all of them, waiting for
-    /// each, with `wait`), where we have none to that server meanwhile.
-    fn reclaim(&mut self, wait: bool) {
-        let (done, running): (Vec<_>, Vec<_>) = self
-            .workers
-            .drain(..)
-            .partition(|worker| wait || worker.is_finished());
-        self.workers = running;
-        for worker in done {
-            if let Ok(Some((index, kept))) = worker.join() {
-                let slot = &mut self.connections[index];
-                if slot.is_none() {
-                    *slot = Some(kept);
-                }
-            }
-        }
-    }
-
-    /// A new round does not reuse a connection whose last reply is late (see `Kept`), nor a
-    /// Sentinel group's: its master may have changed since the last round, so ask again.
-    fn drop_late(&mut self) {
-        for (slot, server) in self.connections.iter_mut().zip(&self.servers) {
-            if slot.as_ref().is_some_and(|kept| kept.late) || !server.keeps_connections() {
-                *slot = None;
-            }
-        }
-    }
 }
 
 impl Drop for Nodes {
@@ -311,16 +191,6 @@ impl Drop for Nodes {
         if let Some(poll) = &mut self.poll {
             poll.finish();
         }
-        self.join_late();
-    }
-}
-
-fn no_worker<T>() -> Reply<T> {
-    Reply {
-        result: Err(NodeError::Down(
-            "internal error: no worker thread for this server".into(),
-        )),
-        at: BootInstant::now(),
-        latency: Duration::ZERO,
+        self.threads.join_late();
     }
 }

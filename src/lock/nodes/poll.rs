@@ -2,7 +2,7 @@
 //! poll(2) waits on all their sockets at once, so a round costs no thread, and a stopped or
 //! black-holed server costs `timeout`, never more, and never delays the others.
 //!
-//! The properties of the thread-per-server rounds (mod.rs) hold here as well:
+//! The properties of the thread-per-server rounds (threads.rs) hold here as well:
 //! - `timeout` bounds each server's part: connect, set-up (AUTH, SELECT) and every reply;
 //! - a round decided early returns at once; what the servers it did not wait for still owe is
 //!   read later and discarded, and any clean-up goes out behind the late request on the same
@@ -14,7 +14,7 @@
 //!   is answered, or for one `timeout` at most: closing a socket with unread replies resets
 //!   the connection, and the server may not have read the clean-up yet.
 
-use super::Reply;
+use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{payload, wait_any};
 use crate::server::{Answer, Failure, Plain, Replay, Request, Server, Session, Sink, Step, Wire};
@@ -377,7 +377,7 @@ pub(super) fn reply<T>(
 ) -> Reply<T> {
     let at = BootInstant::now();
     Reply {
-        result: result.map_err(|err| super::ask::classify(err, timeout)),
+        result: result.map_err(|err| classify(err, timeout)),
         at,
         latency: at.since(started),
     }

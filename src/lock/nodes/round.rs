@@ -1,0 +1,60 @@
+//! The vocabulary of a round: the request every server is sent (`Op`), what one server
+//! replied (`Reply`), why its vote did not count (`NodeError`, and `classify`, which turns what
+//! went wrong into one), and the clean-up sent behind a late reply (`Cleanup`).
+
+use crate::clock::BootInstant;
+use crate::server::Session;
+use redis::{RedisError, RedisResult};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why one server's vote did not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NodeError {
+    /// Not reached, timed out, refused our credentials, or cannot serve (read-only, loading…).
+    Down(String),
+    /// The key exists with another type: a non-redlock client (Redisson's hash) holds it.
+    ForeignType,
+}
+
+impl std::fmt::Display for NodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeError::Down(why) => f.write_str(why),
+            NodeError::ForeignType => f.write_str("key holds a non-string value"),
+        }
+    }
+}
+
+/// One server's answer to one round.
+pub(crate) struct Reply<T> {
+    pub(crate) result: Result<T, NodeError>,
+    /// When the answer arrived, for the quorum's end time (T2).
+    pub(crate) at: BootInstant,
+    pub(crate) latency: Duration,
+}
+
+/// A request that can outlive the round that sent it (`round_until`).
+pub(crate) type Op<T> = Arc<dyn Fn(&mut Session) -> RedisResult<T> + Send + Sync>;
+/// What to send after a late answer (`None`: the request timed out, and may still be applied),
+/// on the connection that carried the request.
+pub(crate) type Cleanup<T> = Arc<dyn Fn(&mut Session, Option<&T>) -> RedisResult<()> + Send + Sync>;
+
+/// What went wrong with one server's request, as the reason its vote did not count.
+pub(super) fn classify(err: RedisError, timeout: Duration) -> NodeError {
+    if err.code() == Some("WRONGTYPE") {
+        return NodeError::ForeignType;
+    }
+    if err.is_timeout() {
+        return NodeError::Down(format!(
+            "no answer within {}",
+            humantime::format_duration(timeout)
+        ));
+    }
+    if err.is_connection_refusal() {
+        return NodeError::Down("connection refused".into());
+    }
+    let text = err.to_string();
+    let text = text.lines().next().unwrap_or("error").trim();
+    NodeError::Down(crate::human::lowercase_first(text))
+}
