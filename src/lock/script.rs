@@ -204,7 +204,11 @@ mod tests {
     fn control_characters_are_escaped_in_the_scripts() {
         assert_eq!(literal("\u{1f}count"), "'\\031count'");
         assert_eq!(literal("a'b\\"), "'a\\039b\\092'");
-        assert_eq!(literal("\u{1f}5"), "'\\0315'", "a digit after an escape stays a digit");
+        assert_eq!(
+            literal("\u{1f}5"),
+            "'\\0315'",
+            "a digit after an escape stays a digit"
+        );
     }
 
     #[test]
