@@ -177,6 +177,17 @@ fn refused(latch: &Latch, doing: &str, err: LatchError, asked: Option<u32>) -> a
                 asked.unwrap_or(count)
             ),
         ),
+        LatchError::NoMajority {
+            count,
+            holding,
+            quorum,
+            servers,
+        } => exit::fail(
+            Outcome::busy(None),
+            format!(
+                "cannot {doing} latch '{name}': only {holding} of {servers} servers hold it with one count ({count}), {quorum} needed; the others lost it (restarted empty?); nothing was written; expected `redlock latch set {name} --count N` again, then each job's count-down again"
+            ),
+        ),
         LatchError::Unknown => exit::usage(format!(
             "latch '{name}' does not exist on any server that answered; expected `redlock latch set {name} --count N` first, or --count N here"
         )),

@@ -20,6 +20,8 @@ mod json;
 mod kept;
 mod latch;
 mod latch_commands;
+mod latch_refusals;
+mod latch_restarts;
 mod limit;
 mod ops;
 mod partial;

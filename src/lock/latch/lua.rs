@@ -1,6 +1,7 @@
-//! The latch's protocol as the servers run it: the scripts that read a latch and that create it
-//! or count it down (lua/), and the message a count-down publishes for the latch's waiters.
-//! touch.lua is the only text of both; `parse_heard` reads the message it writes.
+//! The latch's protocol as the servers run it: the scripts that read a latch, that check, create
+//! or count it down, and that take back what a refused run wrote (lua/), and the message a
+//! count-down publishes for the latch's waiters. touch.lua is the only text of both;
+//! `parse_heard` reads the message it writes.
 
 use crate::lock::keys::{LATCH_COUNT, SEPARATOR};
 use crate::lock::script::{Constant, Lua, Part};
@@ -12,7 +13,8 @@ const FUNCTIONS: Part = Part::new(include_str!("lua/functions.lua"))
 /// Reads a latch (lua/read.lua).
 pub(super) static READ: Lua = Lua::new(&[FUNCTIONS, Part::new(include_str!("lua/read.lua"))]);
 
-/// Creates a latch or counts it down (lua/touch.lua), and publishes what `parse_heard` reads.
+/// Checks a latch, creates it or counts it down (lua/touch.lua), and publishes what
+/// `parse_heard` reads.
 pub(super) static TOUCH: Lua = Lua::new(&[
     FUNCTIONS,
     Part::new(include_str!("lua/touch.lua")).naming(&[
@@ -21,10 +23,21 @@ pub(super) static TOUCH: Lua = Lua::new(&[
     ]),
 ]);
 
+/// Takes back what a refused run wrote on a server (lua/withdraw.lua).
+pub(super) static WITHDRAW: Lua = Lua::new(&[
+    FUNCTIONS,
+    Part::new(include_str!("lua/withdraw.lua"))
+        .naming(&[Constant::text("LATCH_COUNT", LATCH_COUNT)]),
+]);
+
 /// The scripts above by name, for the test of every script (lock/every_script.rs).
 #[cfg(test)]
-pub(crate) fn scripts() -> [(&'static str, &'static Lua); 2] {
-    [("latch READ", &READ), ("latch TOUCH", &TOUCH)]
+pub(crate) fn scripts() -> [(&'static str, &'static Lua); 3] {
+    [
+        ("latch READ", &READ),
+        ("latch TOUCH", &TOUCH),
+        ("latch WITHDRAW", &WITHDRAW),
+    ]
 }
 
 /// What one count-down announced: on a latch of `count`, the server now holds `held` ids, and

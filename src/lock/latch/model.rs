@@ -46,17 +46,44 @@ pub(crate) enum Found {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Touched {
     /// What it has now (the latch, with the id if one was given, when it had or made one),
-    /// and whether this round created the latch there.
-    Found(Found, bool),
+    /// and what this request wrote there.
+    Found(Found, Made),
     /// The latch exists there with another count than the one given; nothing was written.
     Other(LatchCopy),
 }
 
-/// A script's reply: `{tag, count, pttl, created, fields}` (lua.rs).
+/// What one `TOUCH` wrote on a server: what a refused run takes back (lua/withdraw.lua).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Made {
+    /// It created the latch there.
+    pub(super) created: bool,
+    /// It recorded the id there (the id was not there before).
+    pub(super) recorded: bool,
+}
+
+impl Made {
+    /// What `touch.lua` says it wrote: 1 created, plus 2 recorded.
+    fn from_bits(bits: i64) -> Made {
+        Made {
+            created: bits & 1 != 0,
+            recorded: bits & 2 != 0,
+        }
+    }
+
+    /// Both requests' writes on one server.
+    pub(super) fn and(self, other: Made) -> Made {
+        Made {
+            created: self.created || other.created,
+            recorded: self.recorded || other.recorded,
+        }
+    }
+}
+
+/// A script's reply: `{tag, count, pttl, made, fields}` (lua.rs).
 pub(super) type ScriptReply = (String, i64, i64, i64, Vec<String>);
 
 pub(super) fn touched(reply: ScriptReply) -> redis::RedisResult<Touched> {
-    let (tag, count, pttl, created, fields) = reply;
+    let (tag, count, pttl, made, fields) = reply;
     let copy = |fields: Vec<String>| -> redis::RedisResult<LatchCopy> {
         let count = u32::try_from(count).map_err(|_| unexpected())?;
         let ttl = u64::try_from(pttl).ok().map(Duration::from_millis);
@@ -70,12 +97,12 @@ pub(super) fn touched(reply: ScriptReply) -> redis::RedisResult<Touched> {
         Ok(LatchCopy { count, ttl, ids })
     };
     Ok(match tag.as_str() {
-        "ok" => Touched::Found(Found::Latch(copy(fields)?), created == 1),
+        "ok" => Touched::Found(Found::Latch(copy(fields)?), Made::from_bits(made)),
         "other" => Touched::Other(copy(Vec::new())?),
-        "absent" => Touched::Found(Found::Absent, false),
+        "absent" => Touched::Found(Found::Absent, Made::default()),
         "foreign" => Touched::Found(
             Found::Foreign(fields.into_iter().next().unwrap_or_default()),
-            false,
+            Made::default(),
         ),
         _ => return Err(unexpected()),
     })
@@ -94,26 +121,35 @@ mod tests {
 
     fn reply(tag: &str, fields: &[&str]) -> ScriptReply {
         let fields = fields.iter().map(|f| f.to_string()).collect();
-        (tag.into(), 3, 5000, 0, fields)
+        (tag.into(), 3, 5000, 2, fields)
     }
 
     #[test]
     fn a_latch_reply_is_its_count_ttl_and_ids_without_the_count_field() {
         let found = touched(reply("ok", &[LATCH_COUNT, "3", "host-a", "rec-a"])).unwrap();
-        let Touched::Found(Found::Latch(copy), false) = found else {
+        let recorded = Made {
+            created: false,
+            recorded: true,
+        };
+        let Touched::Found(Found::Latch(copy), made) = found else {
             panic!("{found:?}");
         };
+        assert_eq!(made, recorded);
+        assert_eq!(
+            Made::from_bits(3).and(Made::default()),
+            Made::from_bits(1).and(made)
+        );
         assert_eq!(copy.count, 3);
         assert_eq!(copy.ttl, Some(Duration::from_secs(5)));
         assert_eq!(copy.ids.len(), 1);
         assert_eq!(copy.ids["host-a"], "rec-a");
         assert_eq!(
             touched(reply("foreign", &["string"])).unwrap(),
-            Touched::Found(Found::Foreign("string".into()), false)
+            Touched::Found(Found::Foreign("string".into()), Made::default())
         );
         assert_eq!(
             touched(reply("absent", &[])).unwrap(),
-            Touched::Found(Found::Absent, false)
+            Touched::Found(Found::Absent, Made::default())
         );
         assert!(matches!(
             touched(reply("other", &[])).unwrap(),

@@ -2,10 +2,10 @@
 //! a second read, and from then on what the count-downs announce, with a periodic re-read as
 //! the safety net and a read when the latch should expire (the module comment, rule 4).
 
+use super::decide::LatchError;
 use super::lua::parse_heard;
 use super::lua::Heard;
 use super::model::Latch;
-use super::rounds::LatchError;
 use super::verdict::{Counting, LatchState};
 use super::view::View;
 use crate::clock::BootInstant;
