@@ -105,7 +105,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Unavailable,
-        meaning: "unavailable: too few servers could be reached or answered properly to reach a quorum",
+        meaning: "unavailable: too few servers could be reached or answered properly to reach a quorum (`latch wait`: to tell whether the latch is open, by the end of `--wait`)",
         commands: EVERY,
     },
     Row {
@@ -115,7 +115,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::Busy { code: BUSY },
-        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock; `latch`: not open within `--wait`, expired while waited on, or it exists with another count",
+        meaning: "busy: the lock is held by someone else (after `--wait`, if given); `-E N` changes it, as with flock; `latch`: not open within `--wait`, expired while waited on, it exists with another count, or no majority of the servers holds it with one count",
         commands: TAKING,
     },
     Row {

@@ -31,7 +31,8 @@ pub(crate) enum LatchVerb {
   redlock latch done release-42 --id shard-3 --count 4   # creates the latch if missing")]
     Done(LatchDoneArgs),
 
-    /// Wait until the latch opens (exit 0), or give up after --wait or when it expires (75)
+    /// Wait until the latch opens (exit 0), or give up after --wait or when it expires (75), or
+    /// when too few servers answer to tell (69)
     #[command(after_help = "Examples:
   redlock latch wait nightly-etl-$(date +%F) --wait 3h && ./report.sh
   redlock latch wait release-42 --count 4 --ttl 2h --wait 1h --json")]
@@ -142,9 +143,10 @@ pub(super) fn help() -> &'static str {
   redlock latch wait $N --count 3 --ttl 20h --wait 3h && ./report.sh
   redlock latch status $N      # 2 of 3 done: host-a (03:12 UTC), host-c (03:40 UTC); waiting for 1
 
-Exit status: 0 set, counted or open; 75 not open within --wait, expired while waited on, or it
-exists with another count; 69 no quorum; 64 bad input, or no server knows the latch (done and
-wait without --count); status NAME: 0 open, 1 not open.
+Exit status: 0 set, counted or open; 75 not open within --wait, expired while waited on, it
+exists with another count, or no majority of the servers holds it with one count; 69 no quorum
+(for wait: too few servers answered to tell); 64 bad input, or no server knows the latch (done
+and wait without --count); 128+N a signal; status NAME: 0 open, 1 not open.
 Run `redlock latch VERB --help` for each verb's options."
 }
 

@@ -1,7 +1,8 @@
 //! `redlock latch`'s commands and their refusals: a retried count-down counts once and one
 //! without an id counts anew; `set` is a no-op for the same count and refuses another; `done` and
 //! `wait` with a count create the latch and without one refuse an unknown latch; bad input exits
-//! 64 leaving nothing; without a quorum `done` exits 69; `status` lists latches apart from locks.
+//! 64 leaving nothing; without a quorum `done` and `wait` exit 69; `status` lists latches apart
+//! from locks.
 
 use crate::support::latches::*;
 use crate::support::*;
@@ -143,7 +144,7 @@ fn bad_input_exits_64_and_leaves_nothing() {
 }
 
 #[test]
-fn without_a_quorum_done_exits_69_and_its_retry_counts_once() {
+fn without_a_quorum_done_and_wait_exit_69_and_a_retried_count_down_counts_once() {
     let cluster = Cluster::start(3);
     latch(&cluster, &["set", "etl", "--count", "2"])
         .assert()
@@ -160,6 +161,19 @@ fn without_a_quorum_done_exits_69_and_its_retry_counts_once() {
             .trim(),
         );
     latch(&cluster, &["status", "etl"]).assert().code(69);
+    latch(&cluster, &["wait", "etl", "--wait", "0s"])
+        .assert()
+        .code(69)
+        .stderr(predicate::str::starts_with(
+            "redlock: cannot wait for latch 'etl': no quorum: 1 of 3 servers answered, 2 needed (",
+        ));
+    // As its help says.
+    let help = latch(&cluster, &["wait", "--help"]).assert().success();
+    let help = stdout_of(help.get_output()).replace('\n', " ");
+    assert!(
+        help.contains("when too few servers answer to tell (69)"),
+        "{help}"
+    );
     cluster.servers[1].resume();
     cluster.servers[2].resume();
     count_down(&cluster, "host-a");
