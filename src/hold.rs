@@ -24,12 +24,18 @@
 //!   expect, and any shortfall is time the conversion spent on the way). However late the
 //!   conversion lands, the hold does not grow. A hold with nothing left, there or here, is a
 //!   plain release.
-//! - `release --hold-at-least` has no boot-time instant from the acquiring process: it uses the
-//!   acquisition time in the token (the acquiring host's wall clock), and never keeps for more
-//!   than DUR from now whatever the clocks say.
+//! - `release --hold-at-least` has no boot-time instant from the acquiring process, and the
+//!   only record of when the lock was acquired is the time in the token, from the acquiring
+//!   host's wall clock (the servers keep no time of the `SET`, and a key's PTTL counts from its
+//!   last renewal, by a TTL the releaser does not know). So each server measures the hold on its
+//!   own clock (`TIME`, when the keep runs there): it ends at that time plus DUR, and never
+//!   later than DUR from then. The releasing host's clock plays no part, nor does the keep's
+//!   delay on the way. What remains is the acquiring host's clock against the servers': one S
+//!   behind them ends the hold S early (a plain release when S >= DUR), one ahead up to S later,
+//!   never past DUR after the release (README).
 
 use crate::clock::BootInstant;
-use crate::lock::{Keep, Kept, LockError, Redlock, Released, Target};
+use crate::lock::{HoldLeft, Keep, Kept, LockError, Redlock, Released, Target};
 use crate::report::{Event, Reporter};
 use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
@@ -56,16 +62,16 @@ pub(crate) struct Hold {
 }
 
 impl Hold {
-    /// What is left of the hold now; zero once it is over.
-    fn remaining(&self) -> Duration {
+    /// What is left of the hold: measured here now, or by each server on its own clock.
+    fn left(&self) -> HoldLeft {
         match self.acquired {
-            Acquired::Here { started, .. } => self.at_least.saturating_sub(started.elapsed()),
-            Acquired::Token { unix_ms } => {
-                let ends = unix_ms.saturating_add(self.at_least.as_millis() as u64);
-                let left = ends.saturating_sub(token::unix_ms_now());
-                // A clock behind the acquiring host's must not stretch the hold past DUR.
-                Duration::from_millis(left).min(self.at_least)
+            Acquired::Here { started, .. } => {
+                HoldLeft::Left(self.at_least.saturating_sub(started.elapsed()))
             }
+            Acquired::Token { unix_ms } => HoldLeft::Since {
+                acquired_unix_ms: unix_ms,
+                at_least: self.at_least,
+            },
         }
     }
 
@@ -83,11 +89,9 @@ impl Hold {
 /// How the lock was given back.
 pub(crate) enum GaveBack {
     Released(Released),
-    /// Kept for `remaining` more (on `kept.kept` servers; released where the hold was over).
-    Kept {
-        kept: Kept,
-        remaining: Duration,
-    },
+    /// Kept for `kept.remaining` more (on `kept.kept` servers; released where the hold was
+    /// over).
+    Kept(Kept),
 }
 
 /// Releases `key` (one of `target`'s) held by `token`, or, with a hold that is not over, keeps it until it is,
@@ -110,13 +114,13 @@ pub(crate) fn give_back(
     let Ok(value) = token::kept_token(&holder, &run) else {
         return lock.release(target, key, token).map(GaveBack::Released);
     };
-    let remaining = hold.remaining();
-    if remaining.is_zero() {
+    let left = hold.left();
+    if left == HoldLeft::Left(Duration::ZERO) {
         return lock.release(target, key, token).map(GaveBack::Released);
     }
     let keep = Keep {
         value: &value,
-        remaining,
+        hold: left,
         expected_pttl: hold.expected_pttl(),
     };
     let kept = lock.keep(target, key, token, &keep)?;
@@ -126,7 +130,7 @@ pub(crate) fn give_back(
             failures: Vec::new(),
         })
     } else {
-        GaveBack::Kept { kept, remaining }
+        GaveBack::Kept(kept)
     })
 }
 
@@ -146,13 +150,13 @@ pub(crate) fn report(
             servers,
             forced: false,
         }),
-        GaveBack::Kept { kept, remaining } => reporter.emit(&Event::Kept {
+        GaveBack::Kept(kept) => reporter.emit(&Event::Kept {
             name,
             key,
             token,
             kept: kept.kept,
             servers,
-            remaining: *remaining,
+            remaining: kept.remaining,
         }),
     }
 }
@@ -172,26 +176,23 @@ mod tests {
                 ttl: Duration::from_secs(30),
             },
         };
-        assert!(here.remaining() <= Duration::from_secs(5));
-        assert!(here.remaining() > Duration::from_secs(4));
-        assert!(here.expected_pttl().unwrap() > Duration::from_secs(29));
-        let now = token::unix_ms_now();
-        let token_hold = |unix_ms| Hold {
-            at_least: Duration::from_secs(5),
-            acquired: Acquired::Token { unix_ms },
+        let HoldLeft::Left(left) = here.left() else {
+            panic!("{:?}", here.left());
         };
-        let two_seconds_ago = token_hold(now - 2_000).remaining();
-        assert!(
-            two_seconds_ago <= Duration::from_secs(3),
-            "{two_seconds_ago:?}"
-        );
-        assert!(two_seconds_ago > Duration::from_millis(2_500));
-        assert_eq!(token_hold(now - 60_000).remaining(), Duration::ZERO);
-        // An acquiring host whose clock is ahead: never more than DUR from now.
+        assert!(left <= Duration::from_secs(5) && left > Duration::from_secs(4));
+        assert!(here.expected_pttl().unwrap() > Duration::from_secs(29));
+        // From a token, the servers measure it, whatever this host's clock says.
+        let token_hold = Hold {
+            at_least: Duration::from_secs(5),
+            acquired: Acquired::Token { unix_ms: 1_000 },
+        };
         assert_eq!(
-            token_hold(now + 3_600_000).remaining(),
-            Duration::from_secs(5)
+            token_hold.left(),
+            HoldLeft::Since {
+                acquired_unix_ms: 1_000,
+                at_least: Duration::from_secs(5)
+            }
         );
-        assert_eq!(token_hold(now).expected_pttl(), None);
+        assert_eq!(token_hold.expected_pttl(), None);
     }
 }

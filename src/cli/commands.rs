@@ -118,7 +118,8 @@ pub(crate) struct ReleaseArgs {
 
     /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
     /// key then expires on its own. The acquisition time is the one in the token, from the
-    /// acquiring host's wall clock. Released at once if DUR has already passed
+    /// acquiring host's wall clock; each server counts DUR from it on its own clock, never past
+    /// DUR from now (this host's clock plays no part). Released at once if DUR has passed
     #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force", help_heading = LOCK)]
     pub(crate) hold_at_least: Option<Duration>,
 }

@@ -25,11 +25,24 @@ pub(super) static KEEP: Lua = Lua::new(&[
 pub(crate) struct Keep<'a> {
     /// The value that replaces our token.
     pub(crate) value: &'a str,
-    /// What is left of the hold when the request is sent.
-    pub(crate) remaining: Duration,
+    /// How long to keep it.
+    pub(crate) hold: HoldLeft,
     /// The PTTL our key should have on a server that runs the request at once; `None` when
     /// unknown.
     pub(crate) expected_pttl: Option<Duration>,
+}
+
+/// How long a keep keeps the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HoldLeft {
+    /// What is left of the hold when the request is sent, measured here.
+    Left(Duration),
+    /// A hold of `at_least` from `acquired_unix_ms`, measured by each server on its own clock
+    /// when the request runs there, and never longer than `at_least` from then.
+    Since {
+        acquired_unix_ms: u64,
+        at_least: Duration,
+    },
 }
 
 /// Result of a keep: on how many servers the key was kept, or released because the hold had
@@ -38,11 +51,13 @@ pub(crate) struct Keep<'a> {
 pub(crate) struct Kept {
     pub(crate) kept: usize,
     pub(crate) released: usize,
+    /// The shortest time a server kept it for.
+    pub(crate) remaining: Duration,
 }
 
 #[derive(Clone, Copy)]
 enum Answer {
-    Kept,
+    Kept(Duration),
     Released,
     NotOurs,
 }
@@ -59,7 +74,13 @@ impl Redlock {
     ) -> Result<Kept, LockError> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         // Rounded so that the hold comes out shorter, never longer.
-        let remaining_ms = keep.remaining.as_millis() as u64;
+        let (hold_ms, acquired_ms) = match keep.hold {
+            HoldLeft::Left(left) => (left.as_millis() as u64, 0),
+            HoldLeft::Since {
+                acquired_unix_ms,
+                at_least,
+            } => (at_least.as_millis() as u64, acquired_unix_ms),
+        };
         let expected_ms = keep
             .expected_pttl
             .map_or(0, |pttl| pttl.as_millis() as u64 + 1);
@@ -73,11 +94,12 @@ impl Redlock {
                 .key(layout.names(&settle))
                 .arg(token)
                 .arg(keep.value)
-                .arg(remaining_ms)
-                .arg(expected_ms);
-            let answer: i64 = hand_over.args(&mut invocation).invoke(con)?;
+                .arg(hold_ms)
+                .arg(expected_ms)
+                .arg(acquired_ms);
+            let (answer, px): (i64, u64) = hand_over.args(&mut invocation).invoke(con)?;
             Ok(match answer {
-                1 => Answer::Kept,
+                1 => Answer::Kept(Duration::from_millis(px)),
                 2 => Answer::Released,
                 _ => Answer::NotOurs,
             })
@@ -89,7 +111,7 @@ impl Redlock {
             started,
             None,
             |answer| match answer {
-                Answer::Kept => ("kept".into(), true),
+                Answer::Kept(px) => (format!("kept for {}", crate::human::duration(*px)), true),
                 Answer::Released => ("released (the hold was over)".into(), true),
                 Answer::NotOurs => ("not held by this token".into(), false),
             },
@@ -97,13 +119,17 @@ impl Redlock {
         let outcome = tally(&replies, |answer| !matches!(answer, Answer::NotOurs));
         match outcome.verdict(self.nodes.len()) {
             Verdict::Yes => {
-                let kept = replies
+                let kept: Vec<Duration> = replies
                     .iter()
-                    .filter(|reply| matches!(reply.result, Ok(Answer::Kept)))
-                    .count();
+                    .filter_map(|reply| match reply.result {
+                        Ok(Answer::Kept(px)) => Some(px),
+                        _ => None,
+                    })
+                    .collect();
                 Ok(Kept {
-                    kept,
-                    released: outcome.yes - kept,
+                    kept: kept.len(),
+                    released: outcome.yes - kept.len(),
+                    remaining: kept.into_iter().min().unwrap_or_default(),
                 })
             }
             Verdict::No => Err(LockError::NotHeld {

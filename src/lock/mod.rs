@@ -47,7 +47,7 @@ pub(crate) use engine::{Held, LockError, Redlock};
 pub(crate) use fence::holder_fence;
 pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, Waiting as QueuedWaiter};
-pub(crate) use keep::{Keep, Kept};
+pub(crate) use keep::{HoldLeft, Keep, Kept};
 pub(crate) use limit::Limit;
 pub(crate) use nodes::NodeError;
 pub(crate) use observe::Round;

@@ -1,8 +1,9 @@
 //! What `--hold-at-least` keeps: a plain key in place of the token that expires at acquisition
 //! plus the hold on every server, even where the keep arrives late; never a lock that was lost;
-//! a scripted lock kept by `release --hold-at-least`; `status` saying a lock is kept, and why;
-//! and a run stopped by SIGTERM still kept.
+//! a scripted lock kept by `release --hold-at-least`, also from a host whose clock is an hour
+//! ahead; `status` saying a lock is kept, and why; and a run stopped by SIGTERM still kept.
 
+use crate::support::clock::{clock_ahead, AHEAD};
 use crate::support::*;
 use std::time::{Duration, Instant};
 
@@ -268,6 +269,33 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         .assert()
         .success();
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
+}
+
+#[test]
+fn release_hold_at_least_from_a_host_an_hour_ahead_keeps_the_lock_from_its_acquisition() {
+    const HOLD: Duration = Duration::from_secs(6);
+    let cluster = Cluster::start(3);
+    let acquired = Instant::now();
+    let token = cluster.acquire_token("job", &[]);
+    cluster
+        .redlock()
+        .env("LD_PRELOAD", clock_ahead())
+        .args(["release", "job", "--token", &token, "--hold-at-least", "6s"])
+        .assert()
+        .code(0);
+    // The releasing host's clock did read an hour later: the run's end it recorded says so.
+    let status = status_json(&cluster);
+    let finished = status["kept"]["finished_unix_ms"].as_u64().unwrap();
+    let acquired_ms: u64 = token.split(':').nth(3).unwrap().parse().unwrap();
+    assert!(
+        finished >= acquired_ms + AHEAD.as_millis() as u64,
+        "{status}"
+    );
+    // Kept on every server, until the acquisition plus the hold by the servers' clocks.
+    assert_kept_instead_of(&cluster, &token);
+    for server in &cluster.servers {
+        assert_left("the kept key", server.pttl(KEY) as u64, HOLD, acquired);
+    }
 }
 
 #[test]

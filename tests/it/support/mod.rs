@@ -22,8 +22,10 @@
 //! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
 //! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
+//! - `clock`: a process whose wall clock is an hour ahead of the machine's.
 
 pub mod binary;
+pub mod clock;
 pub mod cluster;
 pub mod commands;
 pub mod groups;
