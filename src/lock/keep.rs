@@ -1,6 +1,7 @@
 //! Keeping a lock after its run (`--hold-at-least`): the compare-and-set that swaps our token
-//! for a kept value which expires when the hold is over. Why that is safe is argued in
-//! `crate::hold`, which decides the numbers.
+//! for a kept value which expires when the hold is over, counted only on a quorum (a refused
+//! keep releases what it swapped). Why that is safe is argued in `crate::hold`, which decides
+//! the numbers.
 
 use super::engine::{LockError, Redlock};
 use super::keys::Layout;
@@ -132,10 +133,18 @@ impl Redlock {
                     remaining: kept.into_iter().min().unwrap_or_default(),
                 })
             }
-            Verdict::No => Err(LockError::NotHeld {
-                acted: outcome.yes,
-                undone: 0,
-            }),
+            Verdict::No => {
+                // Not ours on a quorum: a refusal keeps nothing. Where this round swapped our
+                // token for the kept value, that value goes as our token would have gone with a
+                // release, instead of holding a minority's key until the hold is over.
+                if outcome.yes > 0 {
+                    let _ = self.release(target, key, keep.value);
+                }
+                Err(LockError::NotHeld {
+                    acted: outcome.yes,
+                    undone: 0,
+                })
+            }
             Verdict::Unknown => {
                 let did = format!("kept or released on {}", outcome.yes);
                 Err(self.undecided(&replies, &outcome, &did))

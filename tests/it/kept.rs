@@ -1,7 +1,8 @@
 //! What `--hold-at-least` keeps: a plain key in place of the token that expires at acquisition
 //! plus the hold on every server, even where the keep arrives late; never a lock that was lost;
 //! a scripted lock kept by `release --hold-at-least`, also from a host whose clock is an hour
-//! ahead; `status` saying a lock is kept, and why; and a run stopped by SIGTERM still kept.
+//! ahead, and nothing kept when it is not held; `status` saying a lock is kept, and why; and a
+//! run stopped by SIGTERM still kept.
 
 use crate::support::clock::{clock_ahead, AHEAD};
 use crate::support::*;
@@ -296,6 +297,29 @@ fn release_hold_at_least_from_a_host_an_hour_ahead_keeps_the_lock_from_its_acqui
     for server in &cluster.servers {
         assert_left("the kept key", server.pttl(KEY) as u64, HOLD, acquired);
     }
+}
+
+#[test]
+fn a_refused_release_hold_at_least_keeps_nothing_and_leaves_what_a_release_would() {
+    let cluster = Cluster::start(3);
+    let token = cluster.acquire_token("job", &["--ttl", "60s"]);
+    // Another holder has it on servers 0 and 1 (ours expired there, and it took them).
+    for server in &cluster.servers[..2] {
+        server.set(KEY, "someone-else");
+    }
+    cluster
+        .cmd(["release", "job", "--token", &token, "--hold-at-least", "1h"])
+        .assert()
+        .code(1);
+    // Not held: nothing kept on server 2, where our token was; a release deletes it there.
+    assert_eq!(
+        cluster.values(KEY),
+        vec![
+            Some("someone-else".into()),
+            Some("someone-else".into()),
+            None
+        ]
+    );
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod ops;
 mod partial;
 mod queue;
 mod quorum;
+mod refusals;
 mod rounds;
 mod security;
 mod semaphore;
