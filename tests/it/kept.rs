@@ -275,12 +275,16 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
 #[test]
 fn release_hold_at_least_from_a_host_an_hour_ahead_keeps_the_lock_from_its_acquisition() {
     const HOLD: Duration = Duration::from_secs(6);
+    let Some(ahead) = clock_ahead() else {
+        eprintln!("a static build: no process of it can be given a clock of its own");
+        return;
+    };
     let cluster = Cluster::start(3);
     let acquired = Instant::now();
     let token = cluster.acquire_token("job", &[]);
     cluster
         .redlock()
-        .env("LD_PRELOAD", clock_ahead())
+        .env("LD_PRELOAD", ahead)
         .args(["release", "job", "--token", &token, "--hold-at-least", "6s"])
         .assert()
         .code(0);
