@@ -303,6 +303,49 @@ fn release_hold_at_least_from_a_host_an_hour_ahead_keeps_the_lock_from_its_acqui
     }
 }
 
+/// What the acquiring host's clock does: its time in the token is all the servers count from.
+#[test]
+fn an_acquiring_host_ahead_keeps_it_at_most_the_hold_and_one_far_behind_not_at_all() {
+    const HOLD: Duration = Duration::from_secs(6);
+    let cluster = Cluster::start(3);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let hour_ms = AHEAD.as_millis() as u64;
+    for (acquired_ms, kept) in [(now_ms + hour_ms, true), (now_ms - hour_ms, false)] {
+        // A token as `acquire` on that host makes it, held on every server.
+        let token = format!("{}:host-a:42:{acquired_ms}", "ab".repeat(16));
+        for server in &cluster.servers {
+            let _: () = redis::cmd("SET")
+                .arg(KEY)
+                .arg(&token)
+                .arg("PX")
+                .arg(60_000)
+                .query(&mut server.connection())
+                .unwrap();
+        }
+        let released = Instant::now();
+        cluster
+            .cmd(["release", "job", "--token", &token, "--hold-at-least", "6s"])
+            .assert()
+            .success();
+        for server in &cluster.servers {
+            if kept {
+                assert_left("the kept key", server.pttl(KEY) as u64, HOLD, released);
+            } else {
+                assert_eq!(server.pttl(KEY), -2);
+            }
+        }
+        if kept {
+            cluster
+                .cmd(["release", "job", "--force"])
+                .assert()
+                .success();
+        }
+    }
+}
+
 #[test]
 fn a_refused_release_hold_at_least_keeps_nothing_and_leaves_what_a_release_would() {
     let cluster = Cluster::start(3);
