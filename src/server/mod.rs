@@ -24,12 +24,12 @@ mod socket;
 mod url;
 mod wire;
 
-use crate::human::{self, first_line};
+use crate::human;
 use client::{client, unusable_tls_files, with_credentials};
 pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
-pub(crate) use failure::{Answer, Failure};
+pub(crate) use failure::{refusal, Answer, Failure};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
@@ -121,7 +121,7 @@ impl Server {
             .map_err(|e| {
                 format!(
                     "invalid server URL '{display}': {}",
-                    human::printable(first_line(&e.to_string()))
+                    human::printable(&failure::unusable_url(&e))
                 )
             })
             .and_then(|info| {
@@ -213,6 +213,15 @@ impl Server {
         }
     }
 
+    /// For a Sentinel group, its master's name and each sentinel (`host:port`, client): what
+    /// `redlock doctor` asks `SENTINEL CKQUORUM`.
+    pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Client)>)> {
+        match &self.target {
+            Target::Sentinel(group) => Some(group.sentinels()),
+            _ => None,
+        }
+    }
+
     /// For a cluster, the node that answered the last request for a key, and that key's slot.
     pub(crate) fn node(&self) -> Option<(String, u16)> {
         match &self.target {
@@ -226,6 +235,15 @@ impl Server {
     pub(crate) fn plain(&self) -> Option<Plain> {
         match &self.target {
             Target::Direct(_) => Plain::of(&self.info),
+            _ => None,
+        }
+    }
+
+    /// Where a server named directly (not a Sentinel group or a cluster) listens, as its URL
+    /// says: what the alias guard compares (config/aliases.rs).
+    pub(crate) fn address(&self) -> Option<&ConnectionAddr> {
+        match &self.target {
+            Target::Direct(_) => Some(self.info.addr()),
             _ => None,
         }
     }
