@@ -135,6 +135,17 @@ fn dry_run(
     Some(refused)
 }
 
+/// What the probe of the commands that write ends with: the hash they wrote, deleted in the same
+/// script (so nothing is left, whatever else they did).
+const DELETE_HASH: Need = Need {
+    command: "del",
+    args: &[Arg::Hash],
+    place: Place::Script,
+    for_what: "the probe's own clean-up",
+    notifies: false,
+    writes: false,
+};
+
 /// The probe script (probe.lua), sent whole (`EVAL`): an `EVALSHA` falls back on `SCRIPT LOAD`,
 /// which would be checked in its place.
 const PROBE: &str = include_str!("probe.lua");
@@ -164,7 +175,7 @@ fn probe(
             let del_refused = refused.iter().any(|r| r.need.command == "del");
             if !writing.is_empty() && !del_refused {
                 let mut cleaned = writing.clone();
-                cleaned.extend(NEEDS.iter().filter(|n| n.command == "del"));
+                cleaned.push(&DELETE_HASH);
                 if let Probed::Ran(failed) = run_probe(con, names, &cleaned)? {
                     refused.extend(failed.into_iter().filter(|r| r.need.writes));
                 }

@@ -79,7 +79,7 @@ pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
     let in_script = || script_command(&text).unwrap_or_else(|| "a command".into());
     if has("can't run this command") {
         return Some(format!(
-            "the ACL user may not run {} (in a script): give it the commands in {RECIPE}",
+            "the ACL user may not run {} (in a script): give it {RECIPE}",
             in_script()
         ));
     }
