@@ -1,6 +1,6 @@
-//! The findings `doctor` can report, each with its code (for scripts, in `--json`), its
-//! severity and what it means: the one table `--help`, the man page and README show (a test
-//! checks README's).
+//! What a finding is: the server it is about, its message, and its code (for scripts, in
+//! `--json`), each code with its severity and what it means, in the one table `--help`, the man
+//! page and README show (a test checks README's).
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,6 +79,33 @@ impl Code {
 
     pub(crate) fn severity(self) -> Severity {
         self.row().2
+    }
+}
+
+/// One finding.
+pub(super) struct Finding {
+    pub(super) code: Code,
+    /// The server it is about (redacted); `None` for the deployment as a whole.
+    pub(super) server: Option<String>,
+    pub(super) message: String,
+}
+
+impl Finding {
+    pub(super) fn new(code: Code, server: Option<&str>, message: String) -> Finding {
+        Finding {
+            code,
+            server: server.map(str::to_string),
+            message,
+        }
+    }
+
+    /// Its severity, warnings made errors with `--strict`.
+    pub(super) fn severity(&self, strict: bool) -> Severity {
+        if strict {
+            Severity::Error
+        } else {
+            self.code.severity()
+        }
     }
 }
 

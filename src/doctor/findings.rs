@@ -1,40 +1,12 @@
 //! From what the servers said (probe.rs) to findings: each one line that names the server (its
 //! redacted URL), says what is wrong, why it matters to Redlock and what to do. Each server's
-//! own facts first, then what only the servers side by side show (one server twice, a master and
-//! its replica, too few answering, an even count).
+//! own facts here; then what only the servers side by side show (across.rs).
 
-use super::codes::{Code, Severity};
+use super::codes::{Code, Finding};
 use super::probe::Checked;
 use crate::human;
 use crate::lock::quorum;
 use std::time::Duration;
-
-/// One finding.
-pub(super) struct Finding {
-    pub(super) code: Code,
-    /// The server it is about (redacted); `None` for the deployment as a whole.
-    pub(super) server: Option<String>,
-    pub(super) message: String,
-}
-
-impl Finding {
-    fn new(code: Code, server: Option<&str>, message: String) -> Finding {
-        Finding {
-            code,
-            server: server.map(str::to_string),
-            message,
-        }
-    }
-
-    /// Its severity, warnings made errors with `--strict`.
-    pub(super) fn severity(&self, strict: bool) -> Severity {
-        if strict {
-            Severity::Error
-        } else {
-            self.code.severity()
-        }
-    }
-}
 
 /// What the findings are measured against.
 pub(super) struct Measures {
@@ -46,21 +18,12 @@ pub(super) struct Measures {
     pub(super) prefix: String,
 }
 
-/// A listed server that is another one under a second name (config/aliases.rs): the index of
-/// each in the checked list, and why they are one.
-pub(super) struct Twin {
-    pub(super) of: usize,
-    pub(super) alias: usize,
-    pub(super) why: &'static str,
-}
-
-/// Every finding about `checked` (the voting servers first, then the aliases).
-pub(super) fn find(checked: &[Checked], twins: &[Twin], measures: &Measures) -> Vec<Finding> {
+/// Every finding about each of `checked` alone (an alias's are its twin's: said once, there).
+pub(super) fn each_server(checked: &[Checked], measures: &Measures) -> Vec<Finding> {
     let mut found = Vec::new();
     for server in checked {
         each(server, measures, &mut found);
     }
-    across(checked, twins, &mut found);
     found
 }
 
@@ -262,101 +225,6 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
     }
 }
 
-/// What only the servers side by side show.
-fn across(checked: &[Checked], twins: &[Twin], found: &mut Vec<Finding>) {
-    let voting: Vec<&Checked> = checked.iter().filter(|c| c.votes).collect();
-    for twin in twins {
-        let (a, b) = (&checked[twin.of], &checked[twin.alias]);
-        found.push(Finding::new(
-            Code::SameServer,
-            Some(&b.display),
-            format!("{} and {} are one server ({}){}: redlock counts it once, so there are fewer independent servers than listed; list each server once", a.display, b.display, twin.why, databases(a, b)),
-        ));
-    }
-    // One run_id behind two voting servers: names only DNS knows, a plain URL beside the group
-    // or cluster it belongs to.
-    let ids = |server: &Checked| -> Vec<String> {
-        server
-            .nodes
-            .iter()
-            .filter_map(|n| n.facts.run_id.clone())
-            .collect()
-    };
-    for (i, a) in voting.iter().enumerate() {
-        for b in &voting[i + 1..] {
-            let shared = ids(a).into_iter().find(|id| ids(b).contains(id));
-            if let Some(id) = shared {
-                found.push(Finding::new(
-                    Code::SameServer,
-                    Some(&b.display),
-                    format!("{} and {} are one server (the same run_id {id}){}: it votes twice, so one restart can hand a lock to two holders; list each server once", a.display, b.display, databases(a, b)),
-                ));
-            }
-        }
-    }
-    replicas(&voting, found);
-    let n = voting.len();
-    let reachable = voting.iter().filter(|c| c.reachable()).count();
-    let needed = quorum::quorum(n);
-    if reachable < needed {
-        found.push(Finding::new(
-            Code::NoQuorum,
-            None,
-            format!("{reachable} of {n} servers answered, {needed} needed: no lock can be taken until a quorum answers"),
-        ));
-    }
-    let count = match n {
-        1 => Some("1 server is a single point of failure, not Redlock: use 3 or 5 independent servers".to_string()),
-        2 => Some("2 servers need both for a quorum, so one down stops every lock: use 3 or 5".to_string()),
-        n if n % 2 == 0 => Some(format!("{n} servers is an even number: a quorum needs {needed}, so {} servers tolerate as many failures", n - 1)),
-        _ => None,
-    };
-    if let Some(message) = count {
-        found.push(Finding::new(Code::ServerCount, None, message));
-    }
-}
-
-/// Every replica listed as a server, and whether its master is listed too (they share a
-/// replication ID).
-fn replicas(voting: &[&Checked], found: &mut Vec<Finding>) {
-    for server in voting {
-        for node in &server.nodes {
-            if node.facts.role.as_deref() != Some("replica") {
-                continue;
-            }
-            let of = node.facts.replica_of.as_deref().unwrap_or("its master");
-            // The master it follows, by the replication ID they share once in sync, or by the
-            // address it follows (before the first sync, its ID is still its own).
-            let master = voting.iter().find(|other| {
-                other.display != server.display
-                    && other.nodes.iter().any(|n| {
-                        let same_id =
-                            n.facts.replid.is_some() && n.facts.replid == node.facts.replid;
-                        let followed = n.address.is_some() && n.address == node.facts.replica_of;
-                        n.facts.role.as_deref() == Some("master") && (same_id || followed)
-                    })
-            });
-            let listed = master.map_or(String::new(), |master| {
-                format!(", and its master is listed too as {}: one failover can hand a lock to two holders", master.display)
-            });
-            found.push(Finding::new(
-                Code::Replica,
-                Some(&server.display),
-                format!("{} is a replica of {of} (read-only: it refuses every lock){listed}; list independent masters, or the group as redis+sentinel://", server.display),
-            ));
-        }
-    }
-}
-
-/// `, two databases of it` when `a` and `b` name different databases.
-fn databases(a: &Checked, b: &Checked) -> &'static str {
-    if a.db != b.db {
-        ", two of its databases"
-    } else {
-        ""
-    }
-}
-
 /// `2mb`, `512kb`, `1.5gb`: a memory size as redis.conf writes one.
 pub(super) fn bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10)];
@@ -375,7 +243,116 @@ pub(super) fn bytes(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::access::Kind;
+    use super::super::facts::{Clock, Facts};
+    use super::super::probe::Node;
     use super::*;
+
+    /// A plain master with persistence and no limit, as doctor would find it: nothing to say.
+    fn healthy() -> Facts {
+        Facts {
+            latency: Some(Duration::from_millis(1)),
+            role: Some("master".into()),
+            replicas: Some(0),
+            min_replicas: Some(false),
+            uptime: Some(Duration::from_secs(3600)),
+            aof: Some(true),
+            appendfsync: Some("always".into()),
+            maxmemory: Some(0),
+            policy: Some("noeviction".into()),
+            used_memory: Some(1 << 20),
+            clock: Some(Clock {
+                offset_ms: 0.1,
+                uncertainty_ms: 0.1,
+            }),
+            ..Facts::default()
+        }
+    }
+
+    fn codes_of(facts: Facts) -> Vec<&'static str> {
+        let server = Checked {
+            display: "redis://r1".into(),
+            kind: Kind::Plain,
+            votes: true,
+            db: 0,
+            user: "default".into(),
+            error: None,
+            master: None,
+            nodes: vec![Node {
+                address: Some("r1:6379".into()),
+                facts,
+            }],
+            access: None,
+            sentinels: None,
+        };
+        let measures = Measures {
+            ttl: Duration::from_secs(30),
+            timeout: Duration::from_millis(200),
+            prefix: "redlock:".into(),
+        };
+        let mut found = Vec::new();
+        each(&server, &measures, &mut found);
+        found.iter().map(|f| f.code.name()).collect()
+    }
+
+    #[test]
+    fn each_server_rule_fires_past_its_bound_only() {
+        assert_eq!(codes_of(healthy()), Vec::<&str>::new());
+        // The --ttl 30s drift allowance is 302ms; the offset counts less its uncertainty.
+        let clock = |offset_ms, uncertainty_ms| Facts {
+            clock: Some(Clock {
+                offset_ms,
+                uncertainty_ms,
+            }),
+            ..healthy()
+        };
+        assert_eq!(codes_of(clock(-3_600_000.0, 0.2)), ["clock"]);
+        assert_eq!(codes_of(clock(310.0, 0.2)), ["clock"]);
+        assert!(codes_of(clock(310.0, 10.0)).is_empty());
+        assert!(codes_of(clock(-300.0, 0.0)).is_empty());
+        let latency = |ms| Facts {
+            latency: Some(Duration::from_millis(ms)),
+            ..healthy()
+        };
+        assert_eq!(codes_of(latency(101)), ["latency"]);
+        assert!(codes_of(latency(100)).is_empty());
+        let memory = |used| Facts {
+            maxmemory: Some(100),
+            used_memory: Some(used),
+            ..healthy()
+        };
+        assert_eq!(codes_of(memory(91)), ["memory"]);
+        assert!(codes_of(memory(90)).is_empty());
+        let replicated = |on| Facts {
+            replicas: Some(2),
+            min_replicas: Some(on),
+            ..healthy()
+        };
+        assert_eq!(codes_of(replicated(false)), ["min_replicas"]);
+        assert!(codes_of(replicated(true)).is_empty());
+        let fsync = Facts {
+            appendfsync: Some("everysec".into()),
+            ..healthy()
+        };
+        assert_eq!(codes_of(fsync), ["appendfsync"]);
+        let young = Facts {
+            aof: Some(false),
+            uptime: Some(Duration::from_secs(29)),
+            ..healthy()
+        };
+        assert_eq!(codes_of(young), ["restarted"]);
+        let old = Facts {
+            aof: Some(false),
+            ..healthy()
+        };
+        assert_eq!(codes_of(old), ["no_persistence"]);
+        // Not told is not wrong: nothing is guessed from what INFO would not say.
+        let untold = Facts {
+            unread: vec!["INFO: refused".into()],
+            ..Facts::default()
+        };
+        assert_eq!(codes_of(untold), ["unchecked"]);
+    }
 
     #[test]
     fn sizes_read_as_redis_conf_writes_them() {

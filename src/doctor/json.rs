@@ -1,7 +1,7 @@
 //! `doctor --json`: every server's facts and every finding, for programs (README: JSON output,
 //! "`doctor --json`"). A fact a server would not tell is `null`.
 
-use super::findings::Finding;
+use super::codes::Finding;
 use super::probe::{Checked, Node};
 use serde_json::{json, Value};
 use std::time::Duration;

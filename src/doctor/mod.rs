@@ -9,10 +9,12 @@
 //!   access.rs: whether a server's user may do each (`ACL DRYRUN`, or a probe), probe.lua the
 //!   probe's script.
 //! - facts.rs: one Redis process's facts, read from `INFO`; probe.rs: every server asked.
-//! - codes.rs: the findings' codes and severities; findings.rs: the rules.
+//! - codes.rs: the findings' codes and severities; findings.rs: each server's rules; across.rs:
+//!   the rules of the servers side by side.
 //! - show.rs: the report for people; json.rs: `--json`.
 
 mod access;
+mod across;
 mod codes;
 mod facts;
 mod findings;
@@ -25,8 +27,9 @@ use crate::cli::DoctorArgs;
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::server::Server;
+use across::Twin;
 use codes::{Code, Severity};
-use findings::{Measures, Twin};
+use findings::Measures;
 use std::io::Write;
 
 pub(crate) use codes::CODES;
@@ -50,7 +53,8 @@ pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome>
         timeout: config.timeout,
         prefix: config.prefix.clone(),
     };
-    let found = findings::find(&checked, &twins, &measures);
+    let mut found = findings::each_server(&checked, &measures);
+    across::across(&checked, &twins, &mut found);
     let servers = config.servers.len();
     let reachable = checked.iter().filter(|c| c.votes && c.reachable()).count();
     let errors = show::counted(&found, args.strict, Severity::Error);

@@ -2,9 +2,10 @@
 //! user may do), "unknown" wherever it would not tell, then the findings, errors first, and a
 //! last line that sums them up.
 
+use super::codes::Finding;
 use super::codes::Severity;
 use super::facts::Facts;
-use super::findings::{bytes, Finding};
+use super::findings::bytes;
 use super::probe::{Checked, Node};
 use crate::human;
 use std::time::Duration;

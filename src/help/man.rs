@@ -3,7 +3,8 @@
 //! the servers must keep), EXIT STATUS, EXAMPLES and SEE ALSO written here from the same tables
 //! as `--help`'s text.
 
-use super::pages::{Page, Variable, CONTRACT};
+use super::notes::CONTRACT;
+use super::pages::{Page, Variable};
 use crate::cli::Cli;
 use clap::CommandFactory;
 use clap_mangen::Man;

@@ -3,7 +3,8 @@
 //! this text too, but with no hanging indent, so a table's second lines would start at its left
 //! edge).
 
-use super::pages::{Page, Variable, CONTRACT};
+use super::notes::CONTRACT;
+use super::pages::{Page, Variable};
 
 /// What `--help` shows after `page`'s options, in lines of at most `width` columns (but for a
 /// command line in an example, which is never broken).

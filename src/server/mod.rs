@@ -9,11 +9,13 @@
 //! `route`). A plain server's connection can also be a `wire` that never blocks, for the
 //! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
 //! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`),
-//! and sending a script's source on its first use on a connection `scripts`'.
+//! and sending a script's source on its first use on a connection `scripts`'. How a server was
+//! named (its address, a group's sentinels) is `named`'s.
 
 mod client;
 mod cluster;
 mod failure;
+mod named;
 mod replay;
 mod resp;
 mod route;
@@ -213,15 +215,6 @@ impl Server {
         }
     }
 
-    /// For a Sentinel group, its master's name and each sentinel (`host:port`, client): what
-    /// `redlock doctor` asks `SENTINEL CKQUORUM`.
-    pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Client)>)> {
-        match &self.target {
-            Target::Sentinel(group) => Some(group.sentinels()),
-            _ => None,
-        }
-    }
-
     /// For a cluster, the node that answered the last request for a key, and that key's slot.
     pub(crate) fn node(&self) -> Option<(String, u16)> {
         match &self.target {
@@ -235,15 +228,6 @@ impl Server {
     pub(crate) fn plain(&self) -> Option<Plain> {
         match &self.target {
             Target::Direct(_) => Plain::of(&self.info),
-            _ => None,
-        }
-    }
-
-    /// Where a server named directly (not a Sentinel group or a cluster) listens, as its URL
-    /// says: what the alias guard compares (config/aliases.rs).
-    pub(crate) fn address(&self) -> Option<&ConnectionAddr> {
-        match &self.target {
-            Target::Direct(_) => Some(self.info.addr()),
             _ => None,
         }
     }

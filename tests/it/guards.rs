@@ -3,7 +3,7 @@
 //! refused notification never fails a release or a count-down; and RESP3 or a wildcard address
 //! say what to write instead.
 
-use crate::doctor::recipe_user;
+use crate::support::deployments::recipe_user;
 use crate::support::*;
 use std::time::Duration;
 

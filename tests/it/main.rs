@@ -5,12 +5,14 @@
 
 mod support;
 
+mod acl;
 mod cli;
 mod cluster_failover;
 mod cluster_mode;
 mod cron;
 mod crowd;
 mod doctor;
+mod doctor_groups;
 mod engine;
 mod exec;
 mod exec_stops;

@@ -22,10 +22,12 @@
 //! - `redis_cluster`: a real Redis Cluster, three masters and three replicas.
 //! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
+//! - `deployments`: `redlock doctor`'s runs and findings, and README's ACL made a user.
 
 pub mod binary;
 pub mod cluster;
 pub mod commands;
+pub mod deployments;
 pub mod groups;
 pub mod latches;
 pub mod mixed;
