@@ -152,7 +152,7 @@ fn persistence(
         (Some(false), Some(uptime)) if uptime < measures.ttl => found.push(Finding::new(
             Code::Restarted,
             name,
-            format!("{at} has no persistence and started {} ago, less than --ttl {ttl}: it has forgotten every lock it held, and a lock still held elsewhere can be granted twice until {ttl} after its start; run it with appendonly yes and appendfsync always, or delay its restarts by {ttl}", human::duration(uptime)),
+            format!("{at} has no persistence and started {} ago, less than --ttl {ttl}: it has forgotten every lock it held, and a lock still held elsewhere can be granted twice until {ttl} after its start; run it with appendonly yes and appendfsync always, or delay its restarts by {ttl}", human::whole_seconds(uptime)),
         )),
         (Some(false), _) => found.push(Finding::new(
             Code::NoPersistence,
