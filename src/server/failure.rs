@@ -76,30 +76,29 @@ pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
                 .into(),
         );
     }
-    let in_script = || script_command(&text).unwrap_or_else(|| "a command".into());
-    if has("can't run this command") {
-        return Some(format!(
-            "the ACL user may not run {} (in a script): give it {RECIPE}",
-            in_script()
-        ));
-    }
+    // Inside a script, Redis 7 names no command (Valkey does): the script's line does.
+    let scripted = if has("@user_script:") {
+        " (in a script)"
+    } else {
+        ""
+    };
+    let named = || quoted_command(&text).or_else(|| script_command(&text));
     if has("Unknown Redis command called from") {
         return Some(format!(
-            "does not know {} (renamed or disabled by rename-command), which redlock needs: see {RECIPE}",
-            in_script()
+            "does not know {} (renamed or disabled by rename-command){scripted}, which redlock needs: see {RECIPE}",
+            named().unwrap_or_else(|| "a command".into())
         ));
     }
-    if err.code() == Some("NOPERM") || has("no permissions to") {
-        let what = if let Some(command) = quoted_command(&text) {
-            command
-        } else if has("channel") {
-            "its pub/sub channels (&PREFIX*)".into()
-        } else if has("key") {
-            "its keys (~PREFIX*)".into()
-        } else {
-            "a command it needs".into()
+    if err.code() == Some("NOPERM") || has("no permissions to") || has("can't run this command") {
+        let what = match named() {
+            Some(command) => format!("run {command}"),
+            None if has("channel") => "use its pub/sub channels (&PREFIX*)".into(),
+            None if has("key") => "use its keys (~PREFIX*)".into(),
+            None => "run a command it needs".into(),
         };
-        return Some(format!("the ACL user may not use {what}: give it {RECIPE}"));
+        return Some(format!(
+            "the ACL user may not {what}{scripted}: give it {RECIPE}"
+        ));
     }
     None
 }
@@ -195,11 +194,15 @@ mod tests {
             ),
             (
                 "NOPERM User u has no permissions to run the 'pubsub|numsub' command".to_string(),
-                "may not use PUBSUB NUMSUB",
+                "may not run PUBSUB NUMSUB: give it",
             ),
             (
                 "NOPERM No permissions to access a channel".to_string(),
                 "may not use its pub/sub channels",
+            ),
+            (
+                format!("ERR ACL failure in script: User u has no permissions to run the 'zpopmin' command script: {hash}, on @user_script:1."),
+                "may not run ZPOPMIN (in a script)",
             ),
             (
                 "ERR unknown command 'HELLO', with args beginning with: '3'".to_string(),
