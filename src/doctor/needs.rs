@@ -141,6 +141,7 @@ pub(super) const NEEDS: &[Need] = &[
     ),
     need("del", &[Lock], LOCKS),
     need("exists", &[Lock], LOCKS),
+    need("hdel", &[Hash, Text("f")], "latches"),
     need("hget", &[Hash, Text("f")], FENCES),
     need("hgetall", &[Hash], FENCES),
     need("hlen", &[Hash], FENCES),
