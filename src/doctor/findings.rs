@@ -35,6 +35,13 @@ fn each(server: &Checked, measures: &Measures, found: &mut Vec<Finding>) {
     }
     let name = Some(server.display.as_str());
     let url = &server.display;
+    if let Some(Err(why)) = &server.sentinels {
+        found.push(Finding::new(
+            Code::SentinelQuorum,
+            name,
+            format!("{url}: its sentinels cannot fail its master over ({why}): start or reach a majority of them"),
+        ));
+    }
     if let Some(why) = &server.error {
         found.push(Finding::new(
             Code::Unreachable,
@@ -42,13 +49,6 @@ fn each(server: &Checked, measures: &Measures, found: &mut Vec<Finding>) {
             format!("{url} did not answer ({why}): it votes no until it is back"),
         ));
         return;
-    }
-    if let Some(Err(why)) = &server.sentinels {
-        found.push(Finding::new(
-            Code::SentinelQuorum,
-            name,
-            format!("{url}: its sentinels cannot fail its master over ({why}): start or reach a majority of them"),
-        ));
     }
     for node in &server.nodes {
         let at = match (&node.address, server.kind) {
