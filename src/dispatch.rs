@@ -11,6 +11,10 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
         return crate::generate::run(args);
     }
     let config = Config::from_args(&cli.servers)?;
+    if let Command::Doctor(args) = &cli.command {
+        // Its findings say what the warnings would.
+        return crate::doctor::run(&config, args);
+    }
     for warning in &config.warnings {
         reporter.warn(warning);
     }
@@ -21,6 +25,7 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
         Command::Status(args) => crate::status::run(&config, reporter, &args),
         Command::Exec(args) => crate::exec::run(&config, reporter, &args),
         Command::Latch(args) => crate::latch::run(&config, reporter, &args),
+        Command::Doctor(args) => crate::doctor::run(&config, &args),
         Command::Generate(args) => crate::generate::run(&args),
     }
 }

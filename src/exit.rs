@@ -82,7 +82,9 @@ struct Row {
 }
 
 /// Every subcommand.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
+const EVERY: &[&str] = &[
+    "acquire", "release", "extend", "status", "exec", "latch", "doctor",
+];
 /// The subcommands that take a lock, and so can find it busy or wait for it.
 const TAKING: &[&str] = &["acquire", "exec", "latch"];
 
@@ -90,13 +92,13 @@ const TAKING: &[&str] = &["acquire", "exec", "latch"];
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
-        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open",
+        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open; for `doctor`: no error found (warnings are printed)",
         commands: EVERY,
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open",
-        commands: &["release", "extend", "status", "latch"],
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open; `doctor`: at least one error (with `--strict`, or a warning)",
+        commands: &["release", "extend", "status", "latch", "doctor"],
     },
     Row {
         outcome: Outcome::Usage,

@@ -4,6 +4,7 @@
 //! parsers live beside it. What help says after the options is `help`'s.
 
 mod commands;
+mod doctor;
 mod global;
 mod headings;
 mod latch;
@@ -14,6 +15,7 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 pub(crate) use commands::{
     AcquireArgs, ExecArgs, ExtendArgs, GenerateArgs, Generated, ReleaseArgs, StatusArgs, TakeArgs,
 };
+pub(crate) use doctor::DoctorArgs;
 pub(crate) use global::{LogFormat, OutputArgs, ServerArgs};
 pub(crate) use latch::{
     LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
@@ -54,6 +56,7 @@ pub(crate) enum Command {
     Status(StatusArgs),
     Exec(ExecArgs),
     Latch(LatchArgs),
+    Doctor(DoctorArgs),
     Generate(GenerateArgs),
 }
 
@@ -136,6 +139,16 @@ const SUBCOMMANDS: &[Entry] = &[
             .after_help(latch::help())
         },
         read: |matches| Ok(Command::Latch(LatchArgs::from_arg_matches_mut(matches)?)),
+    },
+    Entry {
+        name: "doctor",
+        build: |name, now| {
+            subcommand::<DoctorArgs>(
+                (name, now),
+                "Check the servers against what Redlock needs (independent masters, persistence, no eviction, ACL)",
+            )
+        },
+        read: |matches| Ok(Command::Doctor(DoctorArgs::from_arg_matches_mut(matches)?)),
     },
     Entry {
         name: "generate",
@@ -278,6 +291,7 @@ mod tests {
             ],
             &["redlock", "status", "--json"],
             &["redlock", "latch", "wait", "deploy", "--wait", "5m"],
+            &["redlock", "doctor", "--ttl", "5m", "--strict", "--json"],
             &["redlock", "generate", "man", "out"],
         ];
         for line in lines {

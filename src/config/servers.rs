@@ -1,7 +1,8 @@
 //! The servers and the options every command shares: each URL parsed (with the credentials and
-//! TLS it needs) and counted once, the key prefix and per-server timeout, and the engine over
-//! them.
+//! TLS it needs) and counted once (one URL twice, or one server under two names: `aliases`),
+//! the key prefix and per-server timeout, and the engine over them.
 
+use super::aliases::{split, Alias};
 use super::credentials::{credentials, tls};
 use crate::cli::ServerArgs;
 use crate::exit::usage;
@@ -13,7 +14,11 @@ use std::time::Duration;
 const DEFAULT_SERVER: &str = "redis://127.0.0.1:6379";
 
 pub(crate) struct Config {
+    /// The servers that vote, each once.
     pub(crate) servers: Vec<Server>,
+    /// Servers listed again under another name (another host name for the same address, another
+    /// database): they do not vote; `doctor` names them.
+    pub(crate) aliases: Vec<Alias>,
     pub(crate) prefix: String,
     pub(crate) timeout: Duration,
     /// Things worth saying on stderr that do not stop us (an even number of servers).
@@ -29,7 +34,7 @@ impl Config {
         } else {
             rejoin_host_lists(&args.servers)
         };
-        let mut servers: Vec<Server> = Vec::new();
+        let mut listed: Vec<Server> = Vec::new();
         for url in urls.iter().map(String::as_str) {
             if url.is_empty() {
                 return Err(usage(
@@ -37,18 +42,19 @@ impl Config {
                 ));
             }
             let server = Server::parse(url, &credentials, &tls).map_err(usage)?;
-            if !servers.iter().any(|s| s.same_as(&server)) {
-                servers.push(server);
+            if !listed.iter().any(|s| s.same_as(&server)) {
+                listed.push(server);
             }
         }
         let tls_flags = args.tls_ca.is_some() || args.tls_cert.is_some() || args.tls_insecure;
-        if tls_flags && !servers.iter().any(Server::is_tls) {
+        if tls_flags && !listed.iter().any(Server::is_tls) {
             // Better refuse than let someone believe their traffic is encrypted.
             return Err(usage(
                 "TLS options were given but no server URL uses TLS; expected rediss://host:port",
             ));
         }
-        let mut warnings = Vec::new();
+        let (servers, aliases) = split(listed, args.timeout);
+        let mut warnings: Vec<String> = aliases.iter().map(|a| a.warning(&servers)).collect();
         if servers.len().is_multiple_of(2) {
             warnings.push(format!(
                 "{} servers is an even number; a quorum needs {}, so an odd number tolerates the same failures with one server fewer",
@@ -58,6 +64,7 @@ impl Config {
         }
         Ok(Config {
             servers,
+            aliases,
             prefix: args.prefix.clone(),
             timeout: args.timeout,
             warnings,

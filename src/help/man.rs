@@ -1,7 +1,9 @@
 //! The man pages, `redlock(1)` and one per subcommand: NAME, SYNOPSIS and OPTIONS as clap_mangen
-//! writes them from the clap definitions, and DESCRIPTION, ENVIRONMENT, EXIT STATUS, EXAMPLES and
-//! SEE ALSO written here from the same tables as `--help`'s text.
+//! writes them from the clap definitions, and DESCRIPTION, ENVIRONMENT, DEPLOYMENT (the contract
+//! the servers must keep), EXIT STATUS, EXAMPLES and SEE ALSO written here from the same tables
+//! as `--help`'s text.
 
+use super::notes::CONTRACT;
 use super::pages::{Page, Variable};
 use crate::cli::Cli;
 use clap::CommandFactory;
@@ -49,6 +51,7 @@ fn render(top: &clap::Command, command: clap::Command, page: Page) -> std::io::R
         man.render_subcommands_section(&mut out)?;
     }
     out.write_all(environment(top, &command, page).as_bytes())?;
+    out.write_all(contract().as_bytes())?;
     out.write_all(exit_status(page).as_bytes())?;
     out.write_all(examples(page).as_bytes())?;
     out.write_all(see_also(page).as_bytes())?;
@@ -64,8 +67,8 @@ fn description(about: &str, page: Page) -> String {
             notes.heading,
             escape(notes.intro)
         ));
-        for (term, text) in notes.rows {
-            roff.push_str(&item(term, text));
+        for (term, text) in (notes.rows)() {
+            roff.push_str(&item(&term, &text));
         }
         roff.push_str(&format!(".PP\n{}\n", escape(notes.outro)));
     }
@@ -135,6 +138,17 @@ fn variables<'a>(variables: impl Iterator<Item = &'a Variable>) -> String {
     variables
         .map(|variable| item(variable.name, variable.meaning))
         .collect()
+}
+
+/// The deployment contract, on every page.
+fn contract() -> String {
+    let notes = &CONTRACT;
+    let mut roff = format!(".SH DEPLOYMENT\n{}\n", escape(notes.intro));
+    for (term, text) in (notes.rows)() {
+        roff.push_str(&item(&term, &text));
+    }
+    roff.push_str(&format!(".PP\n{}\n", escape(notes.outro)));
+    roff
 }
 
 fn exit_status(page: Page) -> String {

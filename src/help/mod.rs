@@ -1,10 +1,11 @@
 //! What `--help` and the man pages say besides the options, written once for both so that they
-//! cannot drift. `pages` holds each page's notes, examples and environment (the exit statuses are
-//! `exit`'s table); `text` lays them out after `--help`'s options at the terminal's width, and
-//! `man` writes them as the man pages' sections. This file attaches the text to the command line
-//! clap parses.
+//! cannot drift. `pages` holds each page's examples and environment, `notes` what explains a page
+//! (lock states, findings, the deployment contract); the exit statuses are `exit`'s table;
+//! `text` lays them out after `--help`'s options at the terminal's width, and `man` writes them
+//! as the man pages' sections. This file attaches the text to the command line clap parses.
 
 pub(crate) mod man;
+mod notes;
 mod pages;
 mod text;
 

@@ -1,7 +1,9 @@
 //! The pages of help, the top level's and each subcommand's, and what each says besides its
-//! options: notes, examples, the variables redlock reads beyond its options' own, the variables
-//! `exec` gives its command. `text` and `man` render the same tables, and `exit` holds the exit
-//! statuses.
+//! options: examples, the variables redlock reads beyond its options' own, the variables `exec`
+//! gives its command, and which notes (`notes`) explain it. `text` and `man` render the same
+//! tables, and `exit` holds the exit statuses.
+
+use super::notes::{Notes, FINDINGS, STATES};
 
 /// One help page: the top level or a subcommand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,10 +15,11 @@ pub(crate) enum Page {
     Status,
     Exec,
     Latch,
+    Doctor,
 }
 
 impl Page {
-    pub(crate) const ALL: [Page; 7] = [
+    pub(crate) const ALL: [Page; 8] = [
         Page::Top,
         Page::Acquire,
         Page::Release,
@@ -24,6 +27,7 @@ impl Page {
         Page::Status,
         Page::Exec,
         Page::Latch,
+        Page::Doctor,
     ];
 
     /// The subcommand's name; `None` for the top level.
@@ -36,6 +40,7 @@ impl Page {
             Page::Status => Some("status"),
             Page::Exec => Some("exec"),
             Page::Latch => Some("latch"),
+            Page::Doctor => Some("doctor"),
         }
     }
 
@@ -43,6 +48,7 @@ impl Page {
     pub(crate) fn notes(self) -> Option<&'static Notes> {
         match self {
             Page::Status => Some(&STATES),
+            Page::Doctor => Some(&FINDINGS),
             _ => None,
         }
     }
@@ -129,6 +135,20 @@ impl Page {
                     line: "redlock latch wait nightly-etl --wait 2h && ./report.sh",
                 },
             ],
+            Page::Doctor => &[
+                Example {
+                    says: Some("check the servers a crontab's locks use"),
+                    line: "redlock -s redis://r1 -s redis://r2 -s redis://r3 doctor",
+                },
+                Example {
+                    says: Some("a deploy's preflight: any finding fails it"),
+                    line: "redlock doctor --strict --ttl 10m || exit 1",
+                },
+                Example {
+                    says: Some("every finding's code, for a script or a monitor"),
+                    line: "redlock doctor --json | jq -r '.findings[].code'",
+                },
+            ],
             Page::Exec => &[
                 Example {
                     says: None,
@@ -176,34 +196,6 @@ impl Page {
     }
 }
 
-/// Text that explains a page: a paragraph, a table of terms, and a closing paragraph.
-pub(crate) struct Notes {
-    pub(crate) heading: &'static str,
-    pub(crate) intro: &'static str,
-    pub(crate) rows: &'static [(&'static str, &'static str)],
-    pub(crate) outro: &'static str,
-}
-
-/// `status`'s four states, in the words the table, the list and JSON use.
-const STATES: Notes = Notes {
-    heading: "Lock states",
-    intro: "Every lock is in one of four states, the same word in the table, the list and JSON:",
-    rows: &[
-        (
-            "held",
-            "a token holds it on a quorum of servers (or a non-redlock client's key type does)",
-        ),
-        ("free", "no server that answered has its key"),
-        (
-            "partial",
-            "its key is on fewer than a quorum of servers: nobody holds it; the copies expire",
-        ),
-        ("unknown", "too few servers answered to tell"),
-    ],
-    outro: "A lock kept after its run (exec --hold-at-least) is held: the summary says how the \
-            run ended and until when it is kept, and JSON has a non-null `kept`.",
-};
-
 /// A command line to copy, and what it does when that is not plain from the line.
 pub(crate) struct Example {
     pub(crate) says: Option<&'static str>,
@@ -219,7 +211,9 @@ pub(crate) struct Variable {
 }
 
 /// Every subcommand: each one connects to the servers.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
+const EVERY: &[&str] = &[
+    "acquire", "release", "extend", "status", "exec", "latch", "doctor",
+];
 
 /// What redlock reads besides its options' variables (those are listed with each option).
 const READ: &[Variable] = &[

@@ -3,17 +3,19 @@
 //! this text too, but with no hanging indent, so a table's second lines would start at its left
 //! edge).
 
+use super::notes::CONTRACT;
 use super::pages::{Page, Variable};
 
 /// What `--help` shows after `page`'s options, in lines of at most `width` columns (but for a
 /// command line in an example, which is never broken).
 pub(super) fn after_help(page: Page, width: usize) -> String {
     let mut sections = Vec::new();
-    if let Some(notes) = page.notes() {
-        let rows = notes
-            .rows
+    let contract = (page == Page::Doctor).then_some(&CONTRACT);
+    for notes in page.notes().into_iter().chain(contract) {
+        let rows = (notes.rows)();
+        let rows = rows
             .iter()
-            .map(|&(term, text)| (term.to_string(), text));
+            .map(|(term, text)| (term.clone(), text.as_str()));
         sections.push(format!(
             "{}:\n{}\n{}\n{}",
             notes.heading,

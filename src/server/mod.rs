@@ -9,11 +9,13 @@
 //! `route`). A plain server's connection can also be a `wire` that never blocks, for the
 //! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
 //! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`),
-//! and sending a script's source on its first use on a connection `scripts`'.
+//! and sending a script's source on its first use on a connection `scripts`'. How a server was
+//! named (its address, a group's sentinels) is `named`'s.
 
 mod client;
 mod cluster;
 mod failure;
+mod named;
 mod replay;
 mod resp;
 mod route;
@@ -24,12 +26,12 @@ mod socket;
 mod url;
 mod wire;
 
-use crate::human::{self, first_line};
+use crate::human;
 use client::{client, unusable_tls_files, with_credentials};
 pub(crate) use client::{time_left, Tls};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
-pub(crate) use failure::{Answer, Failure};
+pub(crate) use failure::{refusal, Answer, Failure};
 use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 use sentinel::Group;
@@ -121,7 +123,7 @@ impl Server {
             .map_err(|e| {
                 format!(
                     "invalid server URL '{display}': {}",
-                    human::printable(first_line(&e.to_string()))
+                    human::printable(&failure::unusable_url(&e))
                 )
             })
             .and_then(|info| {

@@ -20,6 +20,14 @@ pub(crate) fn remember(hash: &str, source: &str) {
     }
 }
 
+/// Line `line` (from 1) of the script whose SHA1 is `hash`, as the server numbers it in an
+/// error (failure.rs names the command a server refused inside a script from it).
+pub(crate) fn line(hash: &str, line: usize) -> Option<String> {
+    let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    let (_, source) = known.iter().find(|(known, _)| known == hash)?;
+    source.lines().nth(line.checked_sub(1)?).map(str::to_string)
+}
+
 /// `packed` with its `EVALSHA` turned into an `EVAL` of the source, when it is one of a script
 /// not yet in `sent` (which it then joins); `None` to send it as it is.
 pub(crate) fn first_use(packed: &[u8], sent: &mut Vec<String>) -> Option<Vec<u8>> {

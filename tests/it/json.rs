@@ -220,6 +220,12 @@ fn every_json_document_has_the_fields_readme_lists() {
         &ok(&cluster, &["status", "--json"]),
     );
     assert_eq!(list["latches"][0]["state"], "open");
+
+    // doctor: each server's facts, and its findings (these servers keep nothing on disk, and
+    // started less than the hour --ttl says ago).
+    let doctor = ok(&cluster, &["doctor", "--json", "--ttl", "1h"]);
+    let doctor = schema.stdout("doctor --json", &doctor);
+    assert_eq!(doctor["findings"][0]["code"], "restarted");
     schema.assert_complete();
 }
 

@@ -5,16 +5,20 @@
 
 mod support;
 
+mod acl;
 mod cli;
 mod cluster_failover;
 mod cluster_mode;
 mod cron;
 mod crowd;
+mod doctor;
+mod doctor_groups;
 mod engine;
 mod exec;
 mod exec_stops;
 mod faults;
 mod fence;
+mod guards;
 mod interop;
 mod json;
 mod kept;

@@ -54,6 +54,9 @@ pub(super) fn classify(err: RedisError, timeout: Duration) -> NodeError {
     if err.is_connection_refusal() {
         return NodeError::Down("connection refused".into());
     }
+    if let Some(words) = crate::server::refusal(&err) {
+        return NodeError::Down(words);
+    }
     let text = err.to_string();
     let text = text.lines().next().unwrap_or("error").trim();
     NodeError::Down(crate::human::lowercase_first(text))

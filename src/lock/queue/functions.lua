@@ -26,13 +26,19 @@ end
 
 local function queue_leave(queue, entry, prefix, listening)
   redis.call('zrem', queue, entry)
-  if listening == '1' then redis.call('publish', prefix .. entry, 'done') end
+  -- pcall: a notification never decides an outcome (see queue_hand_over).
+  if listening == '1' then redis.pcall('publish', prefix .. entry, 'done') end
 end
 
 local function queue_claims(value, entry)
   return entry ~= '' and value == RESERVATION .. entry
 end
 
+-- A PUBLISH the server refuses (renamed, or denied by an ACL) is a wake-up nobody heard: pcall
+-- turns its error into a count of 0, never into a failed release. Nobody heard means nobody was
+-- told, so no reservation is left for that waiter (the key is deleted, or goes to one who did
+-- hear): exclusion is untouched, and the waiters, still queued or not, ask on their own schedule,
+-- later than a wake-up would have had them ask.
 local function queue_hand_over(key, queue, prefix, reserve, own)
   if own ~= '' then redis.call('zrem', queue, own) end
   if tonumber(reserve) > 0 then
@@ -42,7 +48,7 @@ local function queue_hand_over(key, queue, prefix, reserve, own)
       if string.sub(head, 1, #SHARED_MARK) == SHARED_MARK then
         local woken, popped = 0, 1
         while true do
-          if redis.call('publish', prefix .. head, 'go') > 0 then woken = woken + 1 end
+          if (tonumber(redis.pcall('publish', prefix .. head, 'go')) or 0) > 0 then woken = woken + 1 end
           local next = redis.call('zrange', queue, 0, 0)[1]
           if not next or string.sub(next, 1, #SHARED_MARK) ~= SHARED_MARK or popped >= BATCH_MAX then break end
           head = redis.call('zpopmin', queue)[1]
@@ -52,7 +58,7 @@ local function queue_hand_over(key, queue, prefix, reserve, own)
           redis.call('set', key, RESERVATION .. BATCH_RESERVATION, 'PX', reserve)
           return
         end
-      elseif redis.call('publish', prefix .. head, 'go') > 0 then
+      elseif (tonumber(redis.pcall('publish', prefix .. head, 'go')) or 0) > 0 then
         redis.call('set', key, RESERVATION .. head, 'PX', reserve)
         return
       end

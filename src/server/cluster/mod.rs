@@ -94,7 +94,7 @@ pub(crate) fn parse(
     let userinfo = userinfo.map_or(String::new(), |u| format!("{u}@"));
     let template = format!("{plain_scheme}://{userinfo}{}/0{fragment}", seeds[0])
         .into_connection_info()
-        .map_err(|e| bad(&lowercase_first(first_line(&e.to_string()))))?;
+        .map_err(|e| bad(&super::failure::unusable_url(&e)))?;
     let settings = with_credentials(
         template.redis_settings().clone(),
         credentials.0,

@@ -66,6 +66,13 @@ impl Group {
         &self.master
     }
 
+    /// The master's name, and each sentinel as `host:port` with its client: for `redlock
+    /// doctor`'s `SENTINEL CKQUORUM`.
+    pub(crate) fn sentinels(&self) -> (&str, Vec<(&str, &Client)>) {
+        let sentinels = self.addresses.iter().map(String::as_str);
+        (&self.master_name, sentinels.zip(&self.sentinels).collect())
+    }
+
     /// The master that answered last, as `host:port`.
     pub(crate) fn answered(&self) -> Option<String> {
         self.answered.lock().ok().and_then(|a| a.clone())

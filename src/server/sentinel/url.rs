@@ -68,7 +68,7 @@ pub(crate) fn parse(
     let fragment = if insecure && secure { "#insecure" } else { "" };
     let parse_one = |text: String| {
         text.into_connection_info()
-            .map_err(|e| bad(&lowercase_first(first_line(&e.to_string()))))
+            .map_err(|e| bad(&super::super::failure::unusable_url(&e)))
     };
     let mut addresses = Vec::new();
     let mut sentinels = Vec::new();

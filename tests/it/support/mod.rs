@@ -23,11 +23,13 @@
 //! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
 //! - `clock`: a process whose wall clock is an hour ahead of the machine's.
+//! - `deployments`: `redlock doctor`'s runs and findings, and README's ACL made a user.
 
 pub mod binary;
 pub mod clock;
 pub mod cluster;
 pub mod commands;
+pub mod deployments;
 pub mod groups;
 pub mod latches;
 pub mod mixed;

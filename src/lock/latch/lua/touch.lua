@@ -30,6 +30,8 @@ end
 if id ~= '' and redis.call('hsetnx', key, id, ARGV[4]) == 1 then
   made = made + 2
   local held = redis.call('hlen', key) - 1
-  redis.call('publish', ARGV[5], count .. SEPARATOR .. held .. SEPARATOR .. id .. SEPARATOR .. ARGV[4])
+  -- pcall: a count-down a refused PUBLISH (renamed, or denied by an ACL) announces to nobody is
+  -- still counted; the waiters see it at their next read, late, never wrong.
+  redis.pcall('publish', ARGV[5], count .. SEPARATOR .. held .. SEPARATOR .. id .. SEPARATOR .. ARGV[4])
 end
 return latch_reply('ok', key, count, made)

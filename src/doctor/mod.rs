@@ -1,0 +1,83 @@
+//! `redlock doctor`: the deployment contract (README: What Redlock guarantees, and what it
+//! needs) checked against the servers themselves. Every listed server is asked at once, a
+//! Sentinel group through to its master and a cluster to each of its masters; what they say is
+//! turned into findings, each an error (exclusion can break, or nothing works) or a warning
+//! (less margin than it seems), and the run ends 0 with no error, 1 with one (`--strict`: or a
+//! warning), 69 when fewer than a quorum answer.
+//!
+//! - needs.rs: every command, key and channel redlock needs (and README's ACL recipe);
+//!   access.rs: whether a server's user may do each (`ACL DRYRUN`, or a probe), probe.lua the
+//!   probe's script.
+//! - facts.rs: one Redis process's facts, read from `INFO`; probe.rs: every server asked.
+//! - codes.rs: the findings' codes and severities; findings.rs: each server's rules; across.rs:
+//!   the rules of the servers side by side.
+//! - show.rs: the report for people; json.rs: `--json`.
+
+mod access;
+mod across;
+mod codes;
+mod facts;
+mod findings;
+mod json;
+mod needs;
+mod probe;
+mod show;
+
+use crate::cli::DoctorArgs;
+use crate::config::Config;
+use crate::exit::Outcome;
+use crate::server::Server;
+use across::Twin;
+use codes::{Code, Severity};
+use findings::Measures;
+use std::io::Write;
+
+pub(crate) use codes::CODES;
+
+pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome> {
+    let mut listed: Vec<(&Server, bool)> = config.servers.iter().map(|s| (s, true)).collect();
+    listed.extend(config.aliases.iter().map(|alias| (&alias.server, false)));
+    let checked = probe::check_all(&listed, &config.prefix, config.timeout);
+    let twins: Vec<Twin> = config
+        .aliases
+        .iter()
+        .enumerate()
+        .map(|(i, alias)| Twin {
+            of: alias.of,
+            alias: config.servers.len() + i,
+            why: alias.why,
+        })
+        .collect();
+    let measures = Measures {
+        ttl: args.ttl,
+        timeout: config.timeout,
+        prefix: config.prefix.clone(),
+    };
+    let mut found = findings::each_server(&checked, &measures);
+    across::across(&checked, &twins, &mut found);
+    let servers = config.servers.len();
+    let reachable = checked.iter().filter(|c| c.votes && c.reachable()).count();
+    let errors = show::counted(&found, args.strict, Severity::Error);
+    let warnings = show::counted(&found, args.strict, Severity::Warning);
+    let printed = if args.json {
+        let fields = json::document(
+            &checked,
+            &found,
+            (args.strict, args.ttl, config.timeout),
+            (servers, reachable, errors, warnings),
+        );
+        crate::schema::document(fields).to_string()
+    } else {
+        let summary = show::summary(servers, reachable, errors, warnings);
+        show::text(&checked, &found, args.strict, &summary)
+    };
+    // A closed pipe (`redlock doctor | head`) is not an error worth reporting.
+    let _ = writeln!(std::io::stdout(), "{printed}");
+    Ok(if found.iter().any(|f| f.code == Code::NoQuorum) {
+        Outcome::Unavailable
+    } else if errors > 0 {
+        Outcome::Negative
+    } else {
+        Outcome::Success
+    })
+}

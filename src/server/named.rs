@@ -1,0 +1,25 @@
+//! How a server was named, as what looks at a deployment needs it: a server named directly by
+//! its address (the alias guard compares them, config/aliases.rs), a Sentinel group by its
+//! sentinels (`redlock doctor` asks them `SENTINEL CKQUORUM`), or neither, a cluster.
+
+use super::{Server, Target};
+use redis::{Client, ConnectionAddr};
+
+impl Server {
+    /// Where a server named directly (not a Sentinel group or a cluster) listens, as its URL
+    /// says.
+    pub(crate) fn address(&self) -> Option<&ConnectionAddr> {
+        match &self.target {
+            Target::Direct(_) => Some(self.info.addr()),
+            _ => None,
+        }
+    }
+
+    /// For a Sentinel group, its master's name and each sentinel (`host:port`, client).
+    pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Client)>)> {
+        match &self.target {
+            Target::Sentinel(group) => Some(group.sentinels()),
+            _ => None,
+        }
+    }
+}
