@@ -120,13 +120,12 @@ fn a_waiter_listens_on_the_connections_its_attempts_use() {
     // One connection per server, the one its attempt used, now subscribed: the CLIENT LIST of
     // each server shows ours (the test's) and that one.
     for server in &cluster.servers {
-        let clients: String = redis::cmd("CLIENT")
-            .arg("LIST")
-            .query(&mut server.connection())
-            .unwrap();
+        let mut ours = server.connection();
+        let id: u64 = redis::cmd("CLIENT").arg("ID").query(&mut ours).unwrap();
+        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut ours).unwrap();
         let others: Vec<&str> = clients
             .lines()
-            .filter(|line| !line.contains("cmd=client|list"))
+            .filter(|line| !line.starts_with(&format!("id={id} ")))
             .collect();
         assert_eq!(others.len(), 1, "clients of {}: {clients}", server.port);
         assert!(others[0].contains(" sub=1 "), "{}", others[0]);

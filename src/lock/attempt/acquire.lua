@@ -17,7 +17,7 @@
 --   hash), with the waiter's rank in the queue.
 -- Needs: queue/functions.lua, limit/functions.lua.
 --
--- `SET … NX GET` (Redis 6.2+) sets and reads in one command; older servers reject NX with GET,
+-- `SET … NX GET` (Redis 7.0+) sets and reads in one command; older servers reject NX with GET,
 -- and then a plain SET NX, TYPE and GET do the same in three. A key of another type makes
 -- SET … GET fail with WRONGTYPE (it is never overwritten either way).
 

@@ -136,9 +136,10 @@ impl Group {
                     extra.push(format!("sentinel auth-pass {name} {pw}"));
                 }
                 if let Some(pw) = passwords.sentinel {
-                    // Sentinels that require a password must use it with each other too.
+                    // Sentinels that require a password must use it with each other too: a
+                    // Sentinel sends its own `requirepass` to the others, in every version
+                    // (`sentinel sentinel-pass`, to send another, came in 6.2).
                     extra.push(format!("requirepass {pw}"));
-                    extra.push(format!("sentinel sentinel-pass {pw}"));
                 }
                 let sentinels = (0..3)
                     .map(|_| Sentinel::start(Some((&name, master.port)), &extra))

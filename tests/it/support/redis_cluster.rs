@@ -1,7 +1,8 @@
 //! A real Redis Cluster for the tests: three masters and three replicas (`redis-server
-//! --cluster-enabled yes`, each with its own cluster bus port), joined by `redis-cli --cluster
-//! create … --cluster-replicas 1`, all on free loopback ports and killed by pid on drop. A
-//! `cluster-node-timeout` of 1 s keeps failovers quick. Also: where a key lives, a name whose
+//! --cluster-enabled yes`, each with its cluster bus port 10000 above its own, where every
+//! version puts it), joined by `redis-cli --cluster create … --cluster-replicas 1`, all on free
+//! loopback ports and killed by pid on drop. A `cluster-node-timeout` of 1 s keeps failovers
+//! quick. Also: where a key lives, a name whose
 //! lock key lands on a given master, a manual failover, and a slot's migration step by step.
 
 use super::redis_server::{free_port, Redis};
@@ -235,7 +236,6 @@ impl RedisCluster {
 
 /// One cluster-enabled redis-server (`extra`: more arguments), not yet part of any cluster.
 pub fn start_node(extra: &[&str]) -> Redis {
-    let bus = free_port().to_string();
     let mut args = vec![
         "--cluster-enabled",
         "yes",
@@ -243,14 +243,25 @@ pub fn start_node(extra: &[&str]) -> Redis {
         "nodes.conf",
         "--cluster-node-timeout",
         "1000",
-        "--cluster-port",
-        &bus,
         // Redis 7 waits 5 s before a diskless full sync, hoping for more replicas to share it.
         "--repl-diskless-sync-delay",
         "0",
     ];
     args.extend(extra);
-    Redis::start_with(&args)
+    Redis::start_on(free_port_and_bus, &args)
+}
+
+/// The offset of a node's cluster bus port from its client port: fixed before Redis 7.0, which
+/// added `--cluster-port` to choose it. Every version takes this default.
+const BUS_OFFSET: u16 = 10_000;
+
+/// A free port whose bus port (`BUS_OFFSET` above it) is free too.
+fn free_port_and_bus() -> u16 {
+    let free = |port: u16| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+    (0..1000)
+        .map(|_| free_port())
+        .find(|port| port.checked_add(BUS_OFFSET).is_some_and(free))
+        .expect("a free port with a free bus port")
 }
 
 fn setslot(node: &Redis, slot: u16, how: &[&str]) {

@@ -1,5 +1,6 @@
 //! One redis-server process on a free loopback port, killed by pid on drop, and the command line
-//! every test server starts from: shared by the integration tests (`tests/it/support/`) and the
+//! every test server starts from, with the server binary it runs (`redis-server`, or the one
+//! `REDLOCK_TEST_SERVER` names): shared by the integration tests (`tests/it/support/`) and the
 //! benchmark (`bench/redlock.rs`, which includes this file with `#[path]`).
 
 use std::net::{TcpListener, TcpStream};
@@ -24,6 +25,12 @@ impl Redis {
 
     /// Starts a server with extra `redis-server` arguments (e.g. `--requirepass x`).
     pub fn start_with(extra: &[&str]) -> Redis {
+        Redis::start_on(free_port, extra)
+    }
+
+    /// `start_with` on a port that `pick` chooses; if another process takes it before the
+    /// server binds it, `pick` is asked again.
+    pub fn start_on(pick: fn() -> u16, extra: &[&str]) -> Redis {
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         let password = extra
             .iter()
@@ -31,7 +38,7 @@ impl Redis {
             .map(|i| extra[i + 1].clone());
         for _ in 0..20 {
             let mut redis = Redis {
-                port: free_port(),
+                port: pick(),
                 child: None,
                 dir: tempfile::tempdir().expect("temp dir"),
                 extra: extra.clone(),
@@ -42,7 +49,10 @@ impl Redis {
                 return redis;
             }
         }
-        panic!("could not start redis-server on a free port");
+        panic!(
+            "could not start {} {extra:?} on a free port (does this version take these options?)",
+            redis_server().display()
+        );
     }
 
     /// Starts the process on `self.port` and waits until it answers PING. False if it exited.
@@ -52,7 +62,11 @@ impl Redis {
             .args(["--port", &self.port.to_string()])
             .args(&self.extra);
         let child = command.spawn().unwrap_or_else(|e| {
-            panic!("cannot run redis-server ({e}): install it (Debian/Ubuntu: apt-get install redis-server)")
+            panic!(
+                "cannot run {} ({e}): install redis-server (Debian/Ubuntu: apt-get install \
+                 redis-server) or name a server binary in REDLOCK_TEST_SERVER",
+                redis_server().display()
+            )
         });
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -166,6 +180,19 @@ impl Redis {
             .unwrap();
     }
 
+    /// How many connections the server has accepted since it started (`total_connections_received`
+    /// in `INFO stats`), read on `via`, a connection the caller keeps across readings: reading
+    /// opens none, so two readings differ by the connections others made. Unlike counting
+    /// commands, this does not depend on what a client library sends on connecting (the redis
+    /// crate's `CLIENT SETINFO`, which some server versions count and others do not).
+    pub fn connections_received(via: &mut redis::Connection) -> u64 {
+        let info: String = redis::cmd("INFO").arg("stats").query(via).unwrap();
+        info.lines()
+            .find_map(|line| line.strip_prefix("total_connections_received:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("INFO stats has total_connections_received")
+    }
+
     /// SIGSTOP: the port still accepts connections, but nothing answers.
     pub fn stop(&self) {
         signal(self.pid(), libc::SIGSTOP);
@@ -221,7 +248,9 @@ pub fn port_closed(port: u16) -> bool {
 /// exited first, e.g. because another process took the port. Listening means ready: redis binds
 /// its ports after loading (nothing to load here).
 pub fn spawn_listening(mut command: std::process::Command, port: u16) -> Option<Child> {
-    let mut child = command.spawn().expect("cannot run redis-server");
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {} ({e})", redis_server().display()));
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
@@ -271,10 +300,15 @@ pub fn server_command_from(config: Option<&Path>, dir: &Path) -> std::process::C
     command
 }
 
+/// The server binary every test server runs (plain, cluster node or Sentinel): `redis-server`
+/// on `PATH`, or the binary `REDLOCK_TEST_SERVER` names if set and not empty (another Redis
+/// version, or Valkey's `valkey-server`), so that the whole suite runs against any server
+/// version unchanged.
 fn redis_server() -> &'static Path {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::var_os("REDIS_SERVER")
+        std::env::var_os("REDLOCK_TEST_SERVER")
+            .filter(|path| !path.is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("redis-server"))
     })
