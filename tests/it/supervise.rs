@@ -93,9 +93,11 @@ fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
     // spawn must also undo what redlock's own process has: the signals blocked for its
     // signalfd, and Rust's ignored SIGPIPE.
     let cluster = Cluster::start(1);
-    // The shell reads its own masks with builtins only: a shell blocks every signal around each
-    // fork it makes, so a child reading /proc/$$ could see that passing mask, not redlock's.
-    let script = r#"while read -r line; do case $line in Sig[BI]*) echo "$line";; esac; done < /proc/$$/status > "$DIR/signals"; sleep 30 & echo $! > "$DIR/sleep"; echo $$ > "$DIR/shell"; touch "$DIR/ready"; wait"#;
+    // The shell uses builtins only, but for the one background sleep: a shell blocks every
+    // signal around each fork it makes, so a child reading /proc/$$ could see that passing mask
+    // rather than redlock's, and a child such as `touch` could still be in the group (exiting)
+    // when the test lists it.
+    let script = r#"while read -r line; do case $line in Sig[BI]*) echo "$line";; esac; done < /proc/$$/status > "$DIR/signals"; sleep 30 & echo $! > "$DIR/sleep"; echo $$ > "$DIR/shell"; : > "$DIR/ready"; wait"#;
     let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], script);
     let shell: i32 = read(&dir.path().join("shell")).parse().unwrap();
     let sleep: i32 = read(&dir.path().join("sleep")).parse().unwrap();
