@@ -25,6 +25,7 @@ mod ops;
 mod partial;
 mod queue;
 mod quorum;
+mod round_trips;
 mod rounds;
 mod security;
 mod semaphore;
