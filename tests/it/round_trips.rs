@@ -123,7 +123,7 @@ fn a_plain_server_costs_one_connection_and_one_flight_a_round() {
         "job",
         Floors {
             acquire: round,
-            status: &[("server", 1, &[2])],
+            status: round,
             extend: round,
             release: round,
             exec: &[("server", 1, &[2])],
