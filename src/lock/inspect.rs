@@ -74,7 +74,7 @@ impl Redlock {
         let readers = keys::readers(key);
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
             let mut invocation = FORCE_RELEASE.script().key(&*layout.name(key));
             invocation

@@ -30,6 +30,7 @@ mod rounds;
 mod security;
 mod semaphore;
 mod sentinel;
+mod sentinel_masters;
 mod shared;
 mod shared_crowds;
 mod signals;

@@ -2,7 +2,9 @@
 //! front of the servers (support/proxy.rs: connections opened, request flights that waited for
 //! a reply), not timed: a regression fails here on a loaded machine as on an idle one.
 
+use crate::support::groups::{Group, Passwords};
 use crate::support::proxy::{Counted, Proxy};
+use crate::support::redis_cluster::RedisCluster;
 use crate::support::*;
 use std::time::Duration;
 
@@ -16,6 +18,8 @@ const TIMEOUT: &str = "2s";
 struct Path {
     /// How redlock names the servers (and trusts them).
     args: Vec<String>,
+    /// Its environment (the sentinels' password).
+    envs: Vec<(&'static str, &'static str)>,
     /// Every proxy a run may go through, named for the assertions.
     proxies: Vec<(&'static str, Proxy)>,
     /// Forgets every script the servers cached, as a restart does.
@@ -40,6 +44,7 @@ impl Path {
         }
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let ran = redlock_cmd([&args[..], &["--timeout", TIMEOUT], op].concat())
+            .envs(self.envs.iter().copied())
             .assert()
             .success();
         let counts = self
@@ -55,32 +60,24 @@ fn flush(con: &mut redis::Connection) {
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(con).unwrap();
 }
 
-/// What one operation may cost on each proxy: (proxy, connections, flights on each).
+/// What one operation may cost on each proxy: (proxy, connections, flights on each); a proxy
+/// not named costs nothing.
 type Floor<'a> = &'a [(&'static str, usize, &'a [usize])];
 
-/// What every operation may cost, one after the other on the same lock: acquire, status (of
-/// the held lock), extend, release, exec. A proxy not named costs nothing.
-struct Floors<'a> {
-    acquire: Floor<'a>,
-    status: Floor<'a>,
-    extend: Floor<'a>,
-    release: Floor<'a>,
-    exec: Floor<'a>,
-}
-
-/// Runs every operation once on `name` and asserts that each costs its floor.
-fn assert_floors(path: &Path, name: &str, floors: Floors) {
+/// Runs every operation once on `name`, one after the other, and asserts what each costs:
+/// acquire, status (of the held lock), extend and release `round` each, exec `exec`.
+fn assert_floors(path: &Path, name: &str, round: Floor, exec: Floor) {
     let (token, acquire) = path.cost(&["acquire", name, "--ttl", "30s"]);
     let (_, status) = path.cost(&["status", name]);
     let (_, extend) = path.cost(&["extend", name, "--token", &token, "--ttl", "30s"]);
     let (_, release) = path.cost(&["release", name, "--token", &token]);
-    let (_, exec) = path.cost(&["exec", name, "--ttl", "60s", "--", "true"]);
+    let (_, ran) = path.cost(&["exec", name, "--ttl", "60s", "--", "true"]);
     for (op, counts, floor) in [
-        ("acquire", acquire, floors.acquire),
-        ("status", status, floors.status),
-        ("extend", extend, floors.extend),
-        ("release", release, floors.release),
-        ("exec", exec, floors.exec),
+        ("acquire", acquire, round),
+        ("status", status, round),
+        ("extend", extend, round),
+        ("release", release, round),
+        ("exec", ran, exec),
     ] {
         for (proxy, counted) in &counts {
             let (connections, flights) = floor
@@ -105,6 +102,7 @@ fn assert_floors(path: &Path, name: &str, floors: Floors) {
 fn path() -> Path {
     Path {
         args: vec![],
+        envs: vec![],
         proxies: vec![],
         flush: Box::new(|| {}),
     }
@@ -118,15 +116,79 @@ fn a_plain_server_costs_one_connection_and_one_flight_a_round() {
     path.args = vec!["-s".into(), format!("redis://:pw@127.0.0.1:{port}")];
     path.flush = Box::new(move || flush(&mut server.connection()));
     let round = &[("server", 1, &[1][..])][..];
+    assert_floors(&path, "job", round, &[("server", 1, &[2])]);
+}
+
+#[test]
+fn a_tls_server_costs_one_connection_and_a_flight_more_than_a_plain_one() {
+    let certs = Certs::generate();
+    let server = TlsRedis::start_with(&certs, false, &["--requirepass", "pw"]);
+    let mut path = path();
+    let port = path.proxy("server", server.port);
+    path.args = vec![
+        "--tls-ca".into(),
+        certs.path("ca.crt"),
+        "-s".into(),
+        format!("rediss://:pw@127.0.0.1:{port}"),
+    ];
+    path.flush = Box::new(move || {
+        let mut con = server.connection();
+        let _: () = redis::cmd("AUTH").arg("pw").query(&mut con).unwrap();
+        flush(&mut con);
+    });
+    // The handshake's flight (ClientHello), then the Finished with the first request.
+    let round = &[("server", 1, &[2][..])][..];
+    assert_floors(&path, "job", round, &[("server", 1, &[3])]);
+}
+
+#[test]
+fn a_sentinel_group_is_asked_once_a_run_and_its_master_checked_with_the_first_request() {
+    let mut path = path();
+    let passwords = Passwords {
+        master: Some("m-pw"),
+        sentinel: Some("s-pw"),
+    };
+    let group =
+        Group::start_many_monitoring(1, passwords, |master| path.proxy("master", master.port))
+            .remove(0);
+    let sentinel = path.proxy("sentinel", group.sentinels[0].port);
+    path.args = vec![
+        "-s".into(),
+        format!("redis+sentinel://:m-pw@127.0.0.1:{sentinel}/{}", group.name),
+    ];
+    path.envs = vec![("REDLOCK_SENTINEL_PASSWORD", "s-pw")];
+    path.flush = Box::new(move || flush(&mut group.nodes[0].connection()));
+    // The sentinel's answer, then the master's set-up and ROLE with the first request. exec's
+    // release asks the sentinel again, on the same connection, as it goes out to the master:
+    // a flight there, but no round trip of its own.
+    let round = &[("sentinel", 1, &[1][..]), ("master", 1, &[1][..])][..];
     assert_floors(
         &path,
         "job",
-        Floors {
-            acquire: round,
-            status: round,
-            extend: round,
-            release: round,
-            exec: &[("server", 1, &[2])],
-        },
+        round,
+        &[("sentinel", 1, &[2]), ("master", 1, &[2])],
     );
+}
+
+#[test]
+fn a_cluster_seed_that_serves_the_slot_is_asked_on_the_connection_that_gave_the_map() {
+    let mut path = path();
+    let names = ["seed", "node b", "node c"];
+    let mut next = names.iter();
+    let cluster =
+        RedisCluster::start_announcing(|node| path.proxy(next.next().unwrap(), node.port));
+    let seed = path.proxies[0].1.port;
+    let name = (0..)
+        .map(|i| format!("job-{i}"))
+        .find(|name| cluster.port_serving(&format!("redlock:{name}")) == seed)
+        .unwrap();
+    path.args = vec!["-s".into(), format!("redis+cluster://127.0.0.1:{seed}")];
+    path.flush = Box::new(move || {
+        for node in &cluster.nodes {
+            flush(&mut node.connection());
+        }
+    });
+    // CLUSTER SLOTS, then the request, on the same connection.
+    let round = &[("seed", 1, &[2][..])][..];
+    assert_floors(&path, &name, round, &[("seed", 1, &[3])]);
 }

@@ -1,6 +1,7 @@
 //! One server's part in a round: connect if needed (within the round's deadline, which covers
 //! TCP, TLS and AUTH), send the request, and turn what went wrong into a `NodeError`
-//! (round.rs's `classify`).
+//! (round.rs's `classify`); and for a release or an extension, the same request to the masters
+//! a Sentinel group's run used before (`reach_former`).
 
 use super::kept::Kept;
 use super::round::{classify, Reply};
@@ -69,6 +70,20 @@ pub(super) fn run<T>(
     // cluster: the session bounds every step by the deadline (a cluster's redirections too).
     connection.bound(deadline)?;
     op(connection)
+}
+
+/// Runs `op` by `deadline` on every master a Sentinel group's run used before the one it uses
+/// now (`Server::former`), after the vote was taken: a release or an extension reaches them
+/// too, so that no copy of the lock is left where the sentinels once pointed. What they answer
+/// is not counted.
+pub(super) fn reach_former<T>(
+    server: &Server,
+    deadline: BootInstant,
+    op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+) {
+    for mut session in server.former(deadline) {
+        let _ = run(&mut session, deadline, op);
+    }
 }
 
 /// The connection was closed under us, as opposed to a server that is slow or refuses.

@@ -69,7 +69,7 @@ impl Threads {
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> (Vec<Option<Reply<T>>>, Late<T>) {
         self.reclaim(false);
-        self.drop_late(servers);
+        self.drop_late();
         let deadline = BootInstant::now().add(timeout);
         let shared = Arc::new(Shared {
             phase: Mutex::new(Phase::Collecting),

@@ -237,12 +237,13 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
             let (_, mut to) = link.ends(direction);
             for (due, bytes) in due_rx {
                 std::thread::sleep(due.saturating_duration_since(Instant::now()));
-                if to.write_all(&bytes).is_err() {
-                    return;
-                }
-                // A reply handed over ends the flight under way, if any.
+                // A reply handed over ends the flight under way, if any; counted before the
+                // client can see it (and exit, and the test read the count).
                 if direction == Direction::Reply && link.sent.swap(false, Ordering::SeqCst) {
                     link.flights.fetch_add(1, Ordering::SeqCst);
+                }
+                if to.write_all(&bytes).is_err() {
+                    return;
                 }
             }
             if !link.aborted.load(Ordering::SeqCst) {
@@ -254,6 +255,9 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
     let (mut from, _) = link.ends(direction);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
+        if direction == Direction::Request {
+            delay_acks(from);
+        }
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
@@ -289,4 +293,25 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
     }
     drop(due_tx);
     let _ = writer.join();
+}
+
+/// Lets the kernel delay its acknowledgements of what the client sends, as a server across a
+/// network does (Linux otherwise acknowledges at once on loopback, and leaves quick-ack mode
+/// only for a while: hence before every read). A client that holds a write back until its last
+/// one is acknowledged (Nagle's algorithm, without TCP_NODELAY) then waits for the reply, and
+/// the count shows the flight it costs.
+fn delay_acks(socket: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let off: libc::c_int = 0;
+    // SAFETY: a plain setsockopt on a socket we own, with a pointer to an int that outlives
+    // the call and its size; failure only leaves acknowledgements as they were.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_QUICKACK,
+            (&off as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
