@@ -1,6 +1,7 @@
 //! What each operation costs in round trips on each server kind, counted by the proxies in
 //! front of the servers (support/proxy.rs: connections opened, request flights that waited for
-//! a reply), not timed: a regression fails here on a loaded machine as on an idle one.
+//! a reply), not timed: a regression fails here on a loaded machine as on an idle one. The one
+//! time bound here is a whole `--timeout`, which an `acquire --fence` must not wait out.
 
 use crate::support::groups::{Group, Passwords};
 use crate::support::proxy::{Counted, Proxy};
@@ -191,4 +192,29 @@ fn a_cluster_seed_that_serves_the_slot_is_asked_on_the_connection_that_gave_the_
     // CLUSTER SLOTS, then the request, on the same connection.
     let round = &[("seed", 1, &[2][..])][..];
     assert_floors(&path, &name, round, &[("seed", 1, &[3])]);
+}
+
+#[test]
+fn an_acquire_with_a_fence_does_not_wait_out_a_timeout_for_the_servers_it_did_not_wait_for() {
+    // Long against the acquire's own rounds (milliseconds), short for the test.
+    const TIMEOUT: Duration = Duration::from_secs(3);
+    let cluster = Cluster::start(5);
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    for _ in 0..8 {
+        // Decided by the first 3 of 5: the others' replies come in during the fence's
+        // write-back round, before the acquire round is settled.
+        let started = std::time::Instant::now();
+        let acquired = cluster
+            .cmd(["acquire", "f", "--fence", "--timeout", &timeout])
+            .assert()
+            .success();
+        let took = started.elapsed();
+        assert!(took < TIMEOUT, "acquire --fence took {took:?}");
+        let token = stdout_of(acquired.get_output());
+        let token = token.lines().next().unwrap();
+        cluster
+            .cmd(["release", "f", "--token", token])
+            .assert()
+            .success();
+    }
 }
