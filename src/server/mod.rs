@@ -31,7 +31,7 @@ mod wire;
 use crate::clock::BootInstant;
 use crate::human;
 use blocking::Dialer;
-pub(crate) use client::{time_left, Tls};
+pub(crate) use client::Tls;
 use client::{unusable_tls_files, with_credentials};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
@@ -129,15 +129,30 @@ impl Server {
         })
     }
 
-    /// The connection the engine's rounds go out on, opened within `timeout`, which covers
+    /// How long a round may wait for this server's reply, given the per-server `timeout`:
+    /// `timeout`, or for a Sentinel group whose master this run has not found yet, twice that,
+    /// once for its sentinels to answer and once for the master they name. Finding it takes two
+    /// round trips of its own before the master's two (connect, request), so a group 25 ms away
+    /// each way (four round trips of 50 ms) could never answer within the default 200 ms.
+    pub(crate) fn budget(&self, timeout: Duration) -> Duration {
+        match &self.target {
+            Target::Sentinel(group) if !group.found() => timeout * 2,
+            _ => timeout,
+        }
+    }
+
+    /// The connection the engine's rounds go out on, opened by `deadline`, which covers
     /// everything before the first command: TCP and the TLS handshake. For a Sentinel group,
-    /// this is where its master is found (once a run: sentinel/group.rs); a cluster's connects
-    /// to a node when the first request says which (`Session`).
-    pub(crate) fn session(&self, timeout: Duration) -> RedisResult<Session> {
-        let deadline = BootInstant::now().add(timeout);
+    /// this is where its master is found (once a run: sentinel/group.rs), its sentinels' answer
+    /// awaited for `timeout` at most; a cluster's connects to a node when the first request
+    /// says which (`Session`).
+    pub(crate) fn session(&self, deadline: BootInstant, timeout: Duration) -> RedisResult<Session> {
         match &self.target {
             Target::Direct(dialer) => dialer.open(deadline, false).map(Session::direct),
-            Target::Sentinel(group) => Master::open(group.clone(), deadline).map(Session::master),
+            Target::Sentinel(group) => {
+                let asking = deadline.min(BootInstant::now().add(timeout));
+                Master::open(group.clone(), (asking, deadline)).map(Session::master)
+            }
             Target::Cluster(cluster) => Ok(Session::cluster(cluster.clone())),
         }
     }
@@ -150,7 +165,9 @@ impl Server {
         let deadline = BootInstant::now().add(timeout);
         match &self.target {
             Target::Direct(dialer) => dialer.open(deadline, false)?.into_connection(deadline),
-            Target::Sentinel(group) => Master::open(group.clone(), deadline)?.into_connection(),
+            Target::Sentinel(group) => {
+                Master::open(group.clone(), (deadline, deadline))?.into_connection()
+            }
             Target::Cluster(cluster) => {
                 let (map, given) = cluster.map(deadline)?;
                 let node = map.master(hash_slot(key)).ok_or_else(|| {

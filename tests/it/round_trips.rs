@@ -4,7 +4,7 @@
 //! time bound here is a whole `--timeout`, which an `acquire --fence` must not wait out.
 
 use crate::support::groups::{Group, Passwords};
-use crate::support::proxy::{Counted, Proxy};
+use crate::support::proxy::{Counted, Fault, Proxy};
 use crate::support::redis_cluster::RedisCluster;
 use crate::support::*;
 use std::time::Duration;
@@ -217,4 +217,37 @@ fn an_acquire_with_a_fence_does_not_wait_out_a_timeout_for_the_servers_it_did_no
             .assert()
             .success();
     }
+}
+
+#[test]
+fn a_sentinel_group_25_ms_away_each_way_answers_at_the_default_timeout() {
+    // Four round trips of 50 ms before the first reply: the whole default timeout of 200 ms.
+    // Its sentinels get one --timeout to answer, its master another.
+    const ONE_WAY: Duration = Duration::from_millis(25);
+    let mut path = path();
+    let group = Group::start_many_monitoring(1, Passwords::default(), |master| {
+        path.proxy("master", master.port)
+    })
+    .remove(0);
+    let sentinels: Vec<String> = group
+        .sentinels
+        .iter()
+        .map(|sentinel| format!("127.0.0.1:{}", path.proxy("sentinel", sentinel.port)))
+        .collect();
+    for (_, proxy) in &path.proxies {
+        proxy.hold_replies(Duration::ZERO);
+        proxy.set(Fault::Distance(ONE_WAY));
+    }
+    let url = format!("redis+sentinel://{}/{}", sentinels.join(","), group.name);
+    let acquired = redlock_cmd(["-s", &url, "acquire", "job"])
+        .assert()
+        .success();
+    let token = stdout_of(acquired.get_output());
+    assert_eq!(group.nodes[0].get(KEY).as_deref(), Some(token.as_str()));
+    redlock_cmd(["-s", &url, "release", "job", "--token", &token])
+        .assert()
+        .success();
+    redlock_cmd(["-s", &url, "exec", "job", "--", "true"])
+        .assert()
+        .success();
 }

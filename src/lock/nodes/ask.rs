@@ -18,7 +18,7 @@ pub(super) fn ask<T>(
     op: &(impl Fn(&mut Session) -> RedisResult<T> + Sync + ?Sized),
 ) -> Reply<T> {
     let started = BootInstant::now();
-    let result = connect_and_run(server, slot, deadline, op);
+    let result = connect_and_run(server, slot, (deadline, timeout), op);
     match (&result, slot.as_mut()) {
         // An answer: every late reply before it has arrived and been discarded.
         (Ok(_), Some(kept)) => kept.late = false,
@@ -39,7 +39,7 @@ pub(super) fn ask<T>(
 fn connect_and_run<T>(
     server: &Server,
     slot: &mut Option<Kept>,
-    deadline: BootInstant,
+    (deadline, timeout): (BootInstant, Duration),
     op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
     if let Some(kept) = slot.as_mut() {
@@ -52,9 +52,10 @@ fn connect_and_run<T>(
             outcome => return outcome,
         }
     }
-    // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    // cluster: `session` (a cluster's connects to the node each request's key needs).
-    let connection = server.session(crate::server::time_left(deadline)?)?;
+    // The deadline covers TCP, the TLS handshake and AUTH alike (and a Sentinel group's
+    // asking, within `timeout` of now). cluster: `session` (a cluster's connects to the node
+    // each request's key needs).
+    let connection = server.session(deadline, timeout)?;
     let kept = slot.insert(Kept {
         connection,
         late: false,

@@ -47,7 +47,7 @@ impl Threads {
         T: Send,
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
-        let deadline = BootInstant::now().add(timeout);
+        let started = BootInstant::now();
         let op = &op;
         let mut jobs = servers
             .iter()
@@ -63,6 +63,7 @@ impl Threads {
             return replies;
         };
         let work = move |server: &Server, slot: &mut Option<Kept>| {
+            let deadline = started.add(server.budget(timeout));
             let reply = ask(server, slot, deadline, timeout, op);
             if former {
                 reach_former(server, deadline, op);

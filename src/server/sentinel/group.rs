@@ -96,6 +96,12 @@ impl Group {
             .map(|(host, port)| format!("{host}:{port}"))
     }
 
+    /// Whether this run has found its master (it may have moved since).
+    pub(crate) fn found(&self) -> bool {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.master.is_some()
+    }
+
     /// The master to use without asking the sentinels, if there is one.
     pub(super) fn kept(&self) -> Option<Address> {
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());

@@ -38,8 +38,11 @@ pub(crate) struct Master {
 
 impl Master {
     /// Connects by `deadline` to the master this run keeps, or else to the first one a
-    /// sentinel names (trying the next named while one cannot be connected to).
-    pub(crate) fn open(group: Arc<Group>, deadline: BootInstant) -> RedisResult<Master> {
+    /// sentinel names by `asking` (trying the next named while one cannot be connected to).
+    pub(crate) fn open(
+        group: Arc<Group>,
+        (asking, deadline): (BootInstant, BootInstant),
+    ) -> RedisResult<Master> {
         if let Some(address) = group.kept() {
             match group.dial(&address, deadline, true) {
                 Ok(connection) => {
@@ -58,8 +61,8 @@ impl Master {
                 Err(_) => group.suspect(),
             }
         }
-        let mut discovery = group.discover(deadline);
-        let (address, connection) = next_master(&group, &mut discovery, deadline)?;
+        let mut discovery = group.discover(asking);
+        let (address, connection) = next_master(&group, &mut discovery, (asking, deadline))?;
         Ok(Master {
             group,
             address,
@@ -123,7 +126,8 @@ impl Master {
                     .get_or_insert_with(|| self.group.discover(self.deadline)),
             };
             discovery.failed(&self.address, &std::io::Error::other(why).into());
-            let (address, connection) = next_master(&self.group, discovery, self.deadline)?;
+            let by = (self.deadline, self.deadline);
+            let (address, connection) = next_master(&self.group, discovery, by)?;
             (self.address, self.connection, self.confirmed) = (address, connection, false);
             self.connection.bound(self.deadline)?;
         }
@@ -147,15 +151,15 @@ impl Master {
     }
 }
 
-/// The next master `discovery` names that can be connected to by `deadline`, with `ROLE`
-/// riding on its first request.
+/// The next master `discovery` names by `asking` that can be connected to by `deadline`, with
+/// `ROLE` riding on its first request.
 fn next_master(
     group: &Group,
     discovery: &mut Discovery,
-    deadline: BootInstant,
+    (asking, deadline): (BootInstant, BootInstant),
 ) -> RedisResult<(Address, Blocking)> {
     loop {
-        let address = discovery.next(deadline)?;
+        let address = discovery.next(asking)?;
         match group.dial(&address, deadline, true) {
             Ok(connection) => return Ok((address, connection)),
             Err(err) => discovery.failed(&address, &err),

@@ -32,6 +32,11 @@ pub enum Fault {
     None,
     /// Forward both ways, each chunk `D` after it arrived (so a round trip costs 2·D).
     Delay(Duration),
+    /// `Delay(D)`, and a connection's first bytes from the client wait 2·D more: the round
+    /// trip of the TCP handshake, which a server `D` away would have made them wait for (the
+    /// proxy's own end accepts at once). What the benchmark's distance is made of
+    /// (bench/distance.rs).
+    Distance(Duration),
     /// Accept and read, never forward either way: a server that is reachable but never answers.
     BlackHole,
     /// Abort every open connection (RST) and every new one as soon as it is accepted.
@@ -206,6 +211,11 @@ fn accept(listener: TcpListener, server_port: u16, shared: Arc<Shared>) {
             // The server is down: the client sees the connection close at once.
             continue;
         };
+        // Each chunk goes on as it came, as over a wire: not held back until the other end
+        // acknowledged the last one.
+        for socket in [&client, &server] {
+            let _ = socket.set_nodelay(true);
+        }
         let link = Arc::new(Link {
             client,
             server,
@@ -254,6 +264,7 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
     };
     let (mut from, _) = link.ends(direction);
     let mut buf = vec![0u8; 64 * 1024];
+    let mut first = direction == Direction::Request;
     loop {
         if direction == Direction::Request {
             delay_acks(from);
@@ -273,6 +284,8 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
         let due = match *shared.fault.lock().unwrap() {
             Fault::None => Some(held),
             Fault::Delay(delay) => Some(held + delay),
+            Fault::Distance(delay) if first => Some(held + delay * 3),
+            Fault::Distance(delay) => Some(held + delay),
             Fault::BlackHole => None,
             Fault::DropReplies => (direction == Direction::Request).then_some(held),
             Fault::Reset => {
@@ -285,6 +298,7 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
                 break;
             }
         };
+        first = false;
         if let Some(due) = due {
             if due_tx.send((due, buf[..n].to_vec())).is_err() {
                 break;
