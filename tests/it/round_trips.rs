@@ -183,6 +183,11 @@ fn a_cluster_seed_that_serves_the_slot_is_asked_on_the_connection_that_gave_the_
         .map(|i| format!("job-{i}"))
         .find(|name| cluster.port_serving(&format!("redlock:{name}")) == seed)
         .unwrap();
+    let second = path.proxies[1].1.port;
+    let on_second = (0..)
+        .map(|i| format!("job-{i}"))
+        .find(|name| cluster.port_serving(&format!("redlock:{name}")) == second)
+        .unwrap();
     path.args = vec!["-s".into(), format!("redis+cluster://127.0.0.1:{seed}")];
     path.flush = Box::new(move || {
         for node in &cluster.nodes {
@@ -192,6 +197,40 @@ fn a_cluster_seed_that_serves_the_slot_is_asked_on_the_connection_that_gave_the_
     // CLUSTER SLOTS, then the request, on the same connection.
     let round = &[("seed", 1, &[2][..])][..];
     assert_floors(&path, &name, round, &[("seed", 1, &[3])]);
+
+    // Two seeds asked at once, the lock on the one that answers second: its connection, made
+    // to ask it for the map, carries the request too.
+    path.proxies[1].1.hold_replies(HOLD * 3);
+    path.args = vec![
+        "-s".into(),
+        format!("redis+cluster://127.0.0.1:{seed},127.0.0.1:{second}"),
+    ];
+    let (token, acquire) = path.cost(&["acquire", &on_second]);
+    let expected = [
+        (
+            "seed",
+            Counted {
+                connections: 1,
+                flights: vec![1],
+            },
+        ),
+        (
+            "node b",
+            Counted {
+                connections: 1,
+                flights: vec![2],
+            },
+        ),
+        (
+            "node c",
+            Counted {
+                connections: 0,
+                flights: vec![],
+            },
+        ),
+    ];
+    assert_eq!(acquire, expected);
+    path.cost(&["release", &on_second, "--token", &token]);
 }
 
 #[test]
