@@ -211,3 +211,44 @@ pub(crate) fn only(mut replies: Vec<Value>) -> RedisResult<Value> {
         .pop()
         .ok_or_else(|| std::io::Error::other("no reply").into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::IntoConnectionInfo;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    #[test]
+    fn the_replies_of_a_request_that_timed_out_are_never_taken_for_the_next_ones() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // A server that answers the set-up and the first request late, then the second.
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            std::thread::sleep(Duration::from_millis(300));
+            stream.write_all(b"+OK\r\n+LATE\r\n").unwrap();
+            let _ = stream.read(&mut buf);
+            stream.write_all(b"+NEXT\r\n").unwrap();
+        });
+        let info = format!("redis://:pw@127.0.0.1:{port}")
+            .into_connection_info()
+            .unwrap();
+        let dialer = Dialer::new(&info, &Tls::default()).unwrap();
+        let mut connection = dialer
+            .open(BootInstant::now().add(Duration::from_millis(100)), false)
+            .unwrap();
+        let get = |key: &str| redis::cmd("GET").arg(key).get_packed_command();
+        let late = connection.request(&get("a"), 0, 1);
+        assert!(late.is_err_and(|err| err.is_timeout()));
+        connection
+            .bound(BootInstant::now().add(Duration::from_secs(5)))
+            .unwrap();
+        let next = connection.request(&get("b"), 0, 1).unwrap();
+        assert_eq!(next, [Value::SimpleString("NEXT".into())]);
+        server.join().unwrap();
+    }
+}
