@@ -7,25 +7,14 @@
 use super::harness::Bench;
 use super::redis_server::Redis;
 use super::report::Report;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 // The tests' cluster launcher, which needs `redis_server` and `wait_for` beside it.
 #[allow(dead_code)]
 #[path = "../tests/it/support/redis_cluster.rs"]
-mod redis_cluster;
+pub(super) mod redis_cluster;
+use super::harness::wait_for;
 use super::redis_server;
-
-/// Waits for `condition`, polling; panics with `what` after `limit` (the tests' own helper).
-fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if condition() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("timed out after {limit:?} waiting for {what}");
-}
 
 /// The operations compared, by their arguments (the token appended for `release`).
 const STEPS: [&str; 3] = ["acquire", "release", "exec"];

@@ -5,7 +5,8 @@
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
-//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd.
+//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
+//! `--distance` only servers at a distance (part n).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
 //! against is in `harness`, what is printed in `report`, and each part (a. to l.) in a room of its
@@ -19,6 +20,10 @@ use std::path::PathBuf;
 #[allow(dead_code)]
 #[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
+// The integration tests' fault proxy: part n puts every server at a distance.
+#[allow(dead_code)]
+#[path = "../tests/it/support/proxy.rs"]
+mod proxy;
 
 mod harness;
 mod report;
@@ -26,6 +31,7 @@ mod report;
 mod cluster;
 mod contention;
 mod crowd;
+mod distance;
 mod exec;
 mod floor;
 mod grants;
@@ -46,6 +52,8 @@ fn main() {
     let cluster_only = std::env::args().any(|a| a == "--cluster");
     // `--floor`: only what one process costs next to flock (part l), and the crowd (part f).
     let floor_only = std::env::args().any(|a| a == "--floor");
+    // `--distance`: only servers at a distance (part n).
+    let distance_only = std::env::args().any(|a| a == "--distance");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -65,8 +73,10 @@ fn main() {
     );
     println!("binary: {}", *REDLOCK);
 
-    let exec = bench.exec_available() && !latch_only && !cluster_only;
-    if latch_only {
+    let exec = bench.exec_available() && !latch_only && !cluster_only && !distance_only;
+    if distance_only {
+        bench.part_n(&mut report, if smoke { 2 } else { 20 });
+    } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
         bench.part_k(&mut report, &servers, runs.min(100));
@@ -82,6 +92,7 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
         bench.part_l(&mut report, runs.min(100), sections);
+        bench.part_n(&mut report, if smoke { 2 } else { 20 });
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -38,7 +38,8 @@ pub(crate) struct ServerArgs {
     pub(crate) prefix: String,
 
     /// Budget per server for connecting and answering (at most 60s); one slow or dead server
-    /// costs this, no more
+    /// costs this, no more (a Sentinel group's first round: twice, for its sentinels, then its
+    /// master)
     #[arg(long, value_name = "DUR", env = "REDLOCK_TIMEOUT", default_value = "200ms", value_parser = timeout, global = true)]
     pub(crate) timeout: Duration,
 

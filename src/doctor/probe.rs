@@ -6,6 +6,7 @@
 
 use super::access::{self, Access, Names};
 use super::facts::{clock, median, Facts};
+use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
 use crate::lock::keys::{fence, queue, wake_prefix, Layout, LockKeys};
 use crate::server::Server;
@@ -191,7 +192,7 @@ fn cluster(
     (user, names): (&str, &Names),
     timeout: Duration,
 ) {
-    let mut session = match server.session(timeout) {
+    let mut session = match server.session(BootInstant::now().add(timeout), timeout) {
         Ok(session) => session,
         Err(err) => {
             checked.error = Some(why(&err));
@@ -277,12 +278,14 @@ fn ckquorum(server: &Server, timeout: Duration) -> Result<String, String> {
     let answers: Vec<(String, redis::RedisResult<String>)> = std::thread::scope(|scope| {
         let asking: Vec<_> = sentinels
             .iter()
-            .map(|&(address, client)| {
+            .map(|&(address, dialer)| {
                 scope.spawn(move || {
-                    let answer = client
-                        .get_connection_with_timeout(timeout)
+                    // AUTH, if the sentinels want one, rides with the connection's first request.
+                    let deadline = BootInstant::now().add(timeout);
+                    let answer = dialer
+                        .open(deadline, false)
+                        .and_then(|opened| opened.into_connection(deadline))
                         .and_then(|mut c| {
-                            c.set_read_timeout(Some(timeout))?;
                             redis::cmd("SENTINEL")
                                 .arg("CKQUORUM")
                                 .arg(master)

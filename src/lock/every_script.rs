@@ -19,7 +19,6 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("KEEP", &keep::KEEP),
         ("WITHDRAW", &withdraw::WITHDRAW),
         ("WRITE_FENCE", &fence::WRITE_FENCE),
-        ("READ_FENCE", &fence::READ_FENCE),
         ("INSPECT", &inspect::INSPECT),
         ("READERS", &list::READERS),
         ("FORCE_RELEASE", &inspect::FORCE_RELEASE),

@@ -52,8 +52,9 @@ use std::time::Duration;
 /// The write-back of step 3 (fence/write.lua).
 pub(super) static WRITE_FENCE: Lua = Lua::new(&[Part::new(include_str!("fence/write.lua"))]);
 
-/// A counter as `status` reads it (fence/read.lua).
-pub(super) static READ_FENCE: Lua = Lua::new(&[Part::new(include_str!("fence/read.lua"))]);
+/// How a counter is read, for the script that shows it with its lock (fence/read.lua, a part
+/// of inspect.rs's `INSPECT`): `status` learns the holder's fence in the same round trip.
+pub(super) const READ: Part = Part::new(include_str!("fence/read.lua"));
 
 impl Redlock {
     /// Steps 2 and 3 above for a lock just granted on `key`. `counters` has, for each server
@@ -125,25 +126,11 @@ impl Redlock {
             }),
         }
     }
-
-    /// Each server's counter for `key`: the last fence issued and the token it went to.
-    pub(crate) fn fences(&mut self, key: &str) -> Vec<Option<(u64, Option<String>)>> {
-        let counter_key = keys::fence(key);
-        self.nodes
-            .round(|con| {
-                let counter_key = Layout::of(con).name(&counter_key).into_owned();
-                let (fence, token): (u64, Option<String>) =
-                    READ_FENCE.script().key(&counter_key).invoke(con)?;
-                Ok((fence, token))
-            })
-            .into_iter()
-            .map(|reply| reply.result.ok())
-            .collect()
-    }
 }
 
-/// The fence of the lock's current holder `token`, from every server's counter: the counter
-/// where it was issued to that token (they agree; the largest is taken).
+/// The fence of the lock's current holder `token`, from every server's counter (`None` where
+/// a server did not answer): the counter where it was issued to that token (they agree; the
+/// largest is taken).
 pub(crate) fn holder_fence(fences: &[Option<(u64, Option<String>)>], token: &str) -> Option<u64> {
     fences
         .iter()

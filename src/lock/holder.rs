@@ -111,7 +111,7 @@ impl Redlock {
         let readers = target.readers();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
             let mut invocation = script.script().key(&*layout.name(key));
             invocation
@@ -165,7 +165,7 @@ impl Redlock {
         let readers = target.readers();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
             let (code, before, set): (i64, i64, i64) = script
                 .script()

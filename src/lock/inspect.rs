@@ -3,6 +3,7 @@
 //! lock under a prefix is list.rs's; the verdict on what the servers said is verdict.rs's.
 
 use super::engine::{LockError, Redlock};
+use super::fence;
 use super::keys::{self, Layout};
 use super::limit::{self, Limit};
 use super::nodes::Reply;
@@ -14,9 +15,13 @@ use crate::clock::BootInstant;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// What one server holds of a target, in one round trip (inspect/inspect.lua).
-pub(super) static INSPECT: Lua = Lua::new(&[Part::new(include_str!("inspect/inspect.lua"))
-    .naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)])]);
+/// What one server holds of a target, its fences included, in one round trip
+/// (inspect/inspect.lua).
+pub(super) static INSPECT: Lua = Lua::new(&[
+    fence::READ,
+    Part::new(include_str!("inspect/inspect.lua"))
+        .naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)]),
+]);
 
 /// `release --force` (inspect/force_release.lua).
 pub(super) static FORCE_RELEASE: Lua = Lua::new(&[
@@ -33,6 +38,9 @@ const MAX_WAITERS: usize = 1000;
 pub(crate) struct Inspection {
     /// Per key of the target (one for a mutex, one per slot, in order): every server's view.
     pub(crate) keys: Vec<Vec<ServerState>>,
+    /// Per key, every server's fencing counter: the last fence issued and the token it went to
+    /// (`None` where the server did not answer), for `fence::holder_fence`.
+    pub(crate) fences: Vec<Vec<Option<Counter>>>,
     /// Who waits, in arrival order, over every server that answered.
     pub(crate) waiters: Vec<Waiting>,
     /// What the servers record as the number of slots of the semaphore of the target's name,
@@ -41,6 +49,9 @@ pub(crate) struct Inspection {
     /// When the round started: what the servers showed is at least this old.
     pub(crate) started: BootInstant,
 }
+
+/// A fencing counter as a server shows it: the last fence issued, and the token it went to.
+pub(crate) type Counter = (u64, Option<String>);
 
 /// One waiter in a target's queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +74,7 @@ impl Redlock {
         let readers = keys::readers(key);
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
             let mut invocation = FORCE_RELEASE.script().key(&*layout.name(key));
             invocation
@@ -92,12 +103,14 @@ impl Redlock {
     /// What every server knows about each of `target`'s keys, and who waits for it.
     pub(crate) fn inspect(&mut self, target: &Target) -> Inspection {
         let mut script_keys = target.all_keys();
+        let counters: Vec<String> = script_keys.iter().map(|key| keys::fence(key)).collect();
+        script_keys.extend(counters);
         script_keys.push(target.readers());
         script_keys.push(target.limit_key());
         script_keys.push(target.queue());
         let started = BootInstant::now();
         type Found = (
-            Vec<(String, Option<String>, i64)>,
+            Vec<(String, Option<String>, i64, Counter)>,
             Vec<String>,
             Vec<(String, i64)>,
             Option<String>,
@@ -118,7 +131,7 @@ impl Redlock {
             started,
             None,
             |(found, _, _, _)| {
-                let held = found.iter().filter(|(kind, _, _)| kind != "none").count();
+                let held = found.iter().filter(|(kind, ..)| kind != "none").count();
                 match found.len() {
                     1 => (if held == 1 { "held" } else { "absent" }.into(), held == 1),
                     n => (format!("{held} of {n} slots taken"), held > 0),
@@ -158,13 +171,24 @@ impl Redlock {
                         state: match &reply.result {
                             Ok((found, _, readers, _)) => Ok(found.get(index).map_or(
                                 KeyState::Absent,
-                                |(kind, value, pttl)| {
+                                |(kind, value, pttl, _)| {
                                     with_readers(key_state(kind, value.clone(), *pttl), readers)
                                 },
                             )),
                             Err(err) => Err(err.clone()),
                         },
                         latency: reply.latency,
+                    })
+                    .collect()
+            })
+            .collect();
+        let fences = (0..target.width())
+            .map(|index| {
+                replies
+                    .iter()
+                    .map(|reply| {
+                        let (found, ..) = reply.result.as_ref().ok()?;
+                        found.get(index).map(|(.., counter)| counter.clone())
                     })
                     .collect()
             })
@@ -177,6 +201,7 @@ impl Redlock {
         );
         Inspection {
             keys,
+            fences,
             waiters,
             limit,
             started,

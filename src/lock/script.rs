@@ -1,9 +1,9 @@
 //! Lua scripts as the servers run them. Every script, and every part that several scripts share
 //! (the queue's functions, the limit's, the shared holders'), is a `.lua` file of its own beside
 //! the module that owns it; a `Lua` is the list of the parts its script is made of, assembled
-//! once per process on first use and cached. `redis::Script` sends `EVALSHA` and falls back to
-//! `EVAL` on `NOSCRIPT`, so a restarted server (empty script cache) costs one extra round trip,
-//! once.
+//! once per process on first use and cached. `redis::Script` sends `EVALSHA`; every connection
+//! turns a script's first one into an `EVAL` of its source (server/scripts.rs), so a server that
+//! never ran it (new, or restarted with an empty script cache) costs no extra round trip.
 //!
 //! The Rust constants a script names (the reservation's prefix, the shared mark, …) are written
 //! once, in Rust. Each part lists the ones it names (`Part::naming`), and the assembled script

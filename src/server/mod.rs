@@ -8,10 +8,13 @@
 //! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
 //! `route`). A plain server's connection can also be a `wire` that never blocks, for the
 //! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
-//! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`),
-//! and sending a script's source on its first use on a connection `scripts`'. How a server was
-//! named (its address, a group's sentinels) is `named`'s.
+//! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`).
+//! The others' are `blocking`, the redis crate's, opened and used as a wire is: what a new
+//! connection says first (`setup`) rides with its first request, and a script's source with
+//! its first use on a connection (`scripts`). How a server was named (its address, a group's
+//! sentinels) is `named`'s.
 
+mod blocking;
 mod client;
 mod cluster;
 mod failure;
@@ -22,26 +25,29 @@ mod route;
 pub(crate) mod scripts;
 mod sentinel;
 mod session;
+mod setup;
 mod socket;
 mod url;
 mod wire;
 
+use crate::clock::BootInstant;
 use crate::human;
-use client::{client, unusable_tls_files, with_credentials};
-pub(crate) use client::{time_left, Tls};
+use blocking::Dialer;
+pub(crate) use client::Tls;
+use client::{unusable_tls_files, with_credentials};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
 pub(crate) use failure::{refusal, Answer, Failure};
-use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult};
+use redis::{Connection, ConnectionAddr, ConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
-use sentinel::Group;
 pub(crate) use sentinel::SentinelCredentials;
+use sentinel::{Group, Master};
 pub(crate) use session::Session;
 pub(crate) use socket::Plain;
 use std::sync::Arc;
 use std::time::Duration;
 pub(crate) use url::rejoin_host_lists;
-use url::{check_query, is_cluster_url, is_sentinel_url, normalize, redact};
+use url::{identity, is_cluster_url, is_sentinel_url, plain_info, redact};
 pub(crate) use wire::{payload, wait_any, wait_any_or, Sink, Wire};
 
 /// One Redis server as the user named it: how to connect, and how to show it safely.
@@ -59,10 +65,10 @@ pub(crate) struct Server {
 /// Where connections go.
 #[derive(Clone)]
 enum Target {
-    /// One fixed server. The client is built once here, so that certificates are read and
+    /// One fixed server. Its dialer is made once here, so that certificates are read and
     /// checked before anything is sent.
-    Direct(Box<Client>),
-    /// Whichever master the group's sentinels name at the time of connecting.
+    Direct(Box<Dialer>),
+    /// The master the group's sentinels name (the one this run keeps: sentinel/group.rs).
     Sentinel(Arc<Group>),
     /// Whichever master serves the slot of the key a request is for.
     Cluster(Arc<Cluster>),
@@ -111,91 +117,85 @@ impl Server {
                 target: Target::Sentinel(Arc::new(group)),
             });
         }
-        let mut url = normalize(url);
-        check_query(&display)?;
-        if tls.insecure && url.starts_with("rediss://") && !url.contains('#') {
-            // The redis crate's spelling of "do not verify the certificate".
-            url.push_str("#insecure");
-        }
-        let info = url
-            .as_str()
-            .into_connection_info()
-            .map_err(|e| {
-                format!(
-                    "invalid server URL '{display}': {}",
-                    human::printable(&failure::unusable_url(&e))
-                )
-            })
-            .and_then(|info| {
-                if url.contains('#') && !url.starts_with("rediss") {
-                    // A '#' in a password is easy to type and silently truncates the URL.
-                    Err(format!(
-                        "invalid server URL '{display}': '#' must be written as %23"
-                    ))
-                } else {
-                    Ok(info)
-                }
-            })?;
+        let info = plain_info(url, &display, tls.insecure)?;
         let (username, password) = credentials.servers();
         let settings = with_credentials(info.redis_settings().clone(), username, password);
-        let db = settings.db();
-        let identity = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => format!("{}:{port}/{db}", host.to_lowercase()),
-            ConnectionAddr::TcpTls { host, port, .. } => {
-                format!("{}:{port}/{db}", host.to_lowercase())
-            }
-            ConnectionAddr::Unix(path) => format!("unix:{}/{db}", path.display()),
-            other => format!("{other}/{db}"),
-        };
+        let identity = identity(&info, settings.db());
         let info = info.set_redis_settings(settings);
-        let client = client(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
+        let dialer = Dialer::new(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
         Ok(Server {
             display,
             identity,
             info,
-            target: Target::Direct(Box::new(client)),
+            target: Target::Direct(Box::new(dialer)),
         })
     }
 
-    /// The connection the engine's rounds go out on, opened within `timeout`, which covers
-    /// everything before the first command: TCP, the TLS handshake and AUTH. For a Sentinel
-    /// group, this is where its current master is found; a cluster's connects to a node when
-    /// the first request says which (`Session`).
-    pub(crate) fn session(&self, timeout: Duration) -> RedisResult<Session> {
+    /// How long a round may wait for this server's reply, given the per-server `timeout`:
+    /// `timeout`, or for a Sentinel group whose master this run has not found yet, twice that,
+    /// once for its sentinels to answer and once for the master they name. Finding it takes two
+    /// round trips of its own before the master's two (connect, request), so a group 25 ms away
+    /// each way (four round trips of 50 ms) could never answer within the default 200 ms.
+    pub(crate) fn budget(&self, timeout: Duration) -> Duration {
         match &self.target {
+            Target::Sentinel(group) if !group.found() => timeout * 2,
+            _ => timeout,
+        }
+    }
+
+    /// The connection the engine's rounds go out on, opened by `deadline`, which covers
+    /// everything before the first command: TCP and the TLS handshake. For a Sentinel group,
+    /// this is where its master is found (once a run: sentinel/group.rs), its sentinels' answer
+    /// awaited for `timeout` at most; a cluster's connects to a node when the first request
+    /// says which (`Session`).
+    pub(crate) fn session(&self, deadline: BootInstant, timeout: Duration) -> RedisResult<Session> {
+        match &self.target {
+            Target::Direct(dialer) => dialer.open(deadline, false).map(Session::direct),
+            Target::Sentinel(group) => {
+                let asking = deadline.min(BootInstant::now().add(timeout));
+                Master::open(group.clone(), (asking, deadline)).map(Session::master)
+            }
             Target::Cluster(cluster) => Ok(Session::cluster(cluster.clone())),
-            _ => self.connect_near("", timeout).map(Session::direct),
         }
     }
 
     /// Opens a connection within `timeout` to where `key` is served: the server, a Sentinel
-    /// group's master, or the master of `key`'s slot in a cluster. How the wake-up
-    /// subscriptions connect: a script counts the subscribers of the node it runs on.
+    /// group's master, or the master of `key`'s slot in a cluster; set up, for the redis crate
+    /// to use as it is. How the wake-up subscriptions connect: a script counts the subscribers
+    /// of the node it runs on.
     pub(crate) fn connect_near(&self, key: &str, timeout: Duration) -> RedisResult<Connection> {
+        let deadline = BootInstant::now().add(timeout);
         match &self.target {
-            Target::Direct(client) => client.get_connection_with_timeout(timeout),
-            Target::Sentinel(group) => group.connect(timeout),
+            Target::Direct(dialer) => dialer.open(deadline, false)?.into_connection(deadline),
+            Target::Sentinel(group) => {
+                Master::open(group.clone(), (deadline, deadline))?.into_connection()
+            }
             Target::Cluster(cluster) => {
-                let deadline = crate::clock::BootInstant::now().add(timeout);
                 let (map, given) = cluster.map(deadline)?;
                 let node = map.master(hash_slot(key)).ok_or_else(|| {
                     std::io::Error::other("the cluster is down: no master serves the key's slot")
                 })?;
-                match given {
-                    Some((answered, connection)) if answered == *node => Ok(connection),
-                    _ => cluster.connect(node, deadline),
-                }
+                let connection = match given {
+                    Some(given) if given.node == *node => given.connection,
+                    _ => cluster.connect(node, deadline)?,
+                };
+                connection.into_connection(deadline)
             }
         }
     }
 
-    /// Whether a connection may be kept for the next round. A Sentinel group's is not: its
-    /// master can change between rounds (a failover while the old master still accepts writes),
-    /// so every round asks the sentinels again. A round's follow-up (the cleanup after a failed
-    /// attempt) still goes out on the connection that carried the round, to the same master.
-    /// A cluster's may: a master that lost its slots answers `MOVED`, which is followed.
-    pub(crate) fn keeps_connections(&self) -> bool {
-        !matches!(self.target, Target::Sentinel(_))
+    /// For a Sentinel group, a connection to each master this run used before the one it uses
+    /// now, made by `deadline`: a release or an extension reaches them too, so that no copy of
+    /// the lock is left where the sentinels once pointed (sentinel/group.rs).
+    pub(crate) fn former(&self, deadline: BootInstant) -> Vec<Session> {
+        match &self.target {
+            Target::Sentinel(group) => group
+                .former(deadline)
+                .into_iter()
+                .map(Session::direct)
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Whether `other` reaches the same data, so that the two must vote once.
@@ -207,7 +207,7 @@ impl Server {
         }
     }
 
-    /// For a Sentinel group, the master that answered last (`host:port`).
+    /// For a Sentinel group, the master in use (`host:port`).
     pub(crate) fn master(&self) -> Option<String> {
         match &self.target {
             Target::Sentinel(group) => group.answered(),

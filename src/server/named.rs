@@ -2,8 +2,9 @@
 //! its address (the alias guard compares them, config/aliases.rs), a Sentinel group by its
 //! sentinels (`redlock doctor` asks them `SENTINEL CKQUORUM`), or neither, a cluster.
 
+use super::blocking::Dialer;
 use super::{Server, Target};
-use redis::{Client, ConnectionAddr};
+use redis::ConnectionAddr;
 
 impl Server {
     /// Where a server named directly (not a Sentinel group or a cluster) listens, as its URL
@@ -15,8 +16,8 @@ impl Server {
         }
     }
 
-    /// For a Sentinel group, its master's name and each sentinel (`host:port`, client).
-    pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Client)>)> {
+    /// For a Sentinel group, its master's name and each sentinel (`host:port`, dialer).
+    pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Dialer)>)> {
         match &self.target {
             Target::Sentinel(group) => Some(group.sentinels()),
             _ => None,

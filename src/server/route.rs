@@ -5,10 +5,10 @@
 //! Every step (finding the map, connecting, each reply) is bounded by the deadline the session
 //! sets for the request (`Session::bound`), as a plain connection's read is.
 
-use super::client::time_left;
-use super::cluster::{command_slot, Cluster, Map, Node, Redirect};
+use super::blocking::Blocking;
+use super::cluster::{command_slot, Asked, Cluster, Map, Node, Redirect};
 use crate::clock::BootInstant;
-use redis::{Connection, ConnectionLike, RedisError, RedisResult, Value};
+use redis::{ConnectionLike, RedisError, RedisResult, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +24,10 @@ const TRYAGAIN_PAUSE: Duration = Duration::from_millis(10);
 pub(super) struct Routed {
     cluster: Arc<Cluster>,
     /// Open connections, by node: a round usually needs one, a failover or a migration two.
-    open: Vec<(Node, Connection)>,
+    open: Vec<(Node, Blocking)>,
+    /// The other nodes asked for the map with the one that gave it: their connections, as
+    /// their answers come.
+    asked: Option<Asked>,
     /// Where a request without a key goes: the node that answered the last one. So a
     /// `SCRIPT LOAD` after `NOSCRIPT` reaches the node that said it, even one we were `ASK`ed to.
     last: Option<Node>,
@@ -37,6 +40,7 @@ impl Routed {
         Routed {
             cluster,
             open: Vec::new(),
+            asked: None,
             last: None,
             deadline: BootInstant::now(),
         }
@@ -47,38 +51,37 @@ impl Routed {
         self.deadline = deadline;
     }
 
-    /// The slot map, keeping the connection a new one came over.
+    /// The slot map, keeping the connection a new one came over (and the others asked).
     pub(super) fn map(&mut self) -> RedisResult<Arc<Map>> {
         let (map, given) = self.cluster.map(self.deadline)?;
-        if let Some((node, connection)) = given {
-            self.keep(node, connection);
+        if let Some(given) = given {
+            self.open.retain(|(open, _)| *open != given.node);
+            self.open.push((given.node, given.connection));
+            self.asked = given.others;
         }
         Ok(map)
     }
 
-    fn keep(&mut self, node: Node, connection: Connection) {
-        self.open.retain(|(open, _)| *open != node);
-        self.open.push((node, connection));
-    }
-
-    /// The open connection to `node`, or a new one; its reads and writes bounded by the
-    /// deadline.
-    pub(super) fn connection(&mut self, node: &Node) -> RedisResult<&mut Connection> {
+    /// The open connection to `node`, the one made to ask it for the map, or a new one; its
+    /// reads and writes bounded by the deadline.
+    pub(super) fn connection(&mut self, node: &Node) -> RedisResult<&mut Blocking> {
         let index = match self.open.iter().position(|(open, _)| open == node) {
             Some(index) => index,
             None => {
-                let connection = self
-                    .cluster
-                    .connect(node, self.deadline)
-                    .inspect_err(|_| self.cluster.suspect())?;
+                let asked = self.asked.as_mut();
+                let connection = match asked.and_then(|a| a.connection(node, self.deadline)) {
+                    Some(connection) => connection,
+                    None => self
+                        .cluster
+                        .connect(node, self.deadline)
+                        .inspect_err(|_| self.cluster.suspect())?,
+                };
                 self.open.push((node.clone(), connection));
                 self.open.len() - 1
             }
         };
-        let left = time_left(self.deadline)?;
         let connection = &mut self.open[index].1;
-        connection.set_read_timeout(Some(left))?;
-        connection.set_write_timeout(Some(left))?;
+        connection.bound(self.deadline)?;
         Ok(connection)
     }
 

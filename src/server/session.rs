@@ -1,15 +1,16 @@
-//! The connection a round's request goes out on, for any server kind: a plain server's (or a
-//! Sentinel group's master's) connection as it is, a Redis Cluster's nodes as one connection
-//! (route.rs), or a round's requests on a wire, replayed (replay.rs). Requests see one
-//! connection (`redis::ConnectionLike`) whichever it is; `is_cluster` tells them which names
-//! their keys have there (`lock::keys::Layout`).
+//! The connection a round's request goes out on, for any server kind: a server's blocking
+//! connection (blocking.rs), a Sentinel group's master's (sentinel/master.rs), a Redis
+//! Cluster's nodes as one connection (route.rs), or a round's requests on a wire, replayed
+//! (replay.rs). Requests see one connection (`redis::ConnectionLike`) whichever it is;
+//! `is_cluster` tells them which names their keys have there (`lock::keys::Layout`).
 
-use super::client::time_left;
+use super::blocking::{only, Blocking};
 use super::cluster::Cluster;
 use super::replay::{Replay, Step};
 use super::route::Routed;
+use super::sentinel::Master;
 use crate::clock::BootInstant;
-use redis::{Connection, ConnectionLike, RedisResult, Value};
+use redis::{ConnectionLike, RedisResult, Value};
 use std::sync::Arc;
 
 /// One server's connection, as the engine holds it between rounds.
@@ -18,16 +19,24 @@ pub(crate) struct Session {
 }
 
 enum Inner {
-    Direct(Connection),
+    Direct(Blocking),
+    Master(Box<Master>),
     Cluster(Box<Routed>),
     /// A round's requests on a wire, replayed (replay.rs).
     Replay(Replay),
 }
 
 impl Session {
-    pub(crate) fn direct(connection: Connection) -> Session {
+    pub(crate) fn direct(connection: Blocking) -> Session {
         Session {
             inner: Inner::Direct(connection),
+        }
+    }
+
+    /// A Sentinel group's: its master's connection.
+    pub(crate) fn master(master: Master) -> Session {
+        Session {
+            inner: Inner::Master(Box::new(master)),
         }
     }
 
@@ -62,11 +71,8 @@ impl Session {
     /// Bounds every step of the requests that follow by `deadline`.
     pub(crate) fn bound(&mut self, deadline: BootInstant) -> RedisResult<()> {
         match &mut self.inner {
-            Inner::Direct(connection) => {
-                let left = time_left(deadline)?;
-                connection.set_read_timeout(Some(left))?;
-                connection.set_write_timeout(Some(left))
-            }
+            Inner::Direct(connection) => connection.bound(deadline),
+            Inner::Master(master) => master.bound(deadline),
             Inner::Cluster(routed) => {
                 routed.bound(deadline);
                 Ok(())
@@ -85,7 +91,7 @@ impl Session {
     ) -> RedisResult<Vec<T>> {
         match &mut self.inner {
             Inner::Direct(connection) => Ok(vec![visit(connection)?]),
-            Inner::Replay(_) => Ok(vec![visit(self)?]),
+            Inner::Replay(_) | Inner::Master(_) => Ok(vec![visit(self)?]),
             Inner::Cluster(routed) => {
                 let map = routed.map()?;
                 map.masters()
@@ -118,18 +124,15 @@ fn not_a_cluster_node(reply: Value) -> RedisResult<Value> {
     }
 }
 
-/// The reply to a single command.
-fn only(mut replies: Vec<Value>) -> RedisResult<Value> {
-    replies
-        .pop()
-        .ok_or_else(|| std::io::Error::other("no reply").into())
-}
-
 impl ConnectionLike for Session {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         match &mut self.inner {
             Inner::Direct(connection) => connection
                 .req_packed_command(cmd)
+                .and_then(not_a_cluster_node),
+            Inner::Master(master) => master
+                .request(cmd, 0, 1)
+                .and_then(only)
                 .and_then(not_a_cluster_node),
             Inner::Cluster(routed) => routed.request(cmd, 0, 1).and_then(only),
             Inner::Replay(record) => record
@@ -147,6 +150,7 @@ impl ConnectionLike for Session {
     ) -> RedisResult<Vec<Value>> {
         match &mut self.inner {
             Inner::Direct(connection) => connection.req_packed_commands(cmd, offset, count),
+            Inner::Master(master) => master.request(cmd, offset, count),
             // A pipeline goes where its first command's key is served.
             Inner::Cluster(routed) => routed.request(cmd, offset, count),
             Inner::Replay(record) => record.reply(cmd, offset, count),
@@ -156,6 +160,7 @@ impl ConnectionLike for Session {
     fn get_db(&self) -> i64 {
         match &self.inner {
             Inner::Direct(connection) => connection.get_db(),
+            Inner::Master(master) => master.db(),
             Inner::Cluster(_) | Inner::Replay(_) => 0,
         }
     }
@@ -167,7 +172,7 @@ impl ConnectionLike for Session {
     fn is_open(&self) -> bool {
         match &self.inner {
             Inner::Direct(connection) => connection.is_open(),
-            Inner::Cluster(_) | Inner::Replay(_) => true,
+            Inner::Master(_) | Inner::Cluster(_) | Inner::Replay(_) => true,
         }
     }
 }

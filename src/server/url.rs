@@ -1,7 +1,53 @@
 //! Server URLs as text: the forms accepted beyond the redis crate's (a bare socket path, a
 //! Sentinel group's or a cluster's host list), the query parameters refused because the client
-//! would ignore them, and redaction, which replaces every password with `***` before a URL is
-//! shown anywhere.
+//! would ignore them, a plain server's URL read into the crate's settings and the identity two
+//! spellings of it share, and redaction, which replaces every password with `***` before a URL
+//! is shown anywhere.
+
+use crate::human;
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+
+/// A plain server's (or a socket's) `url`, shown as `display`, read into the crate's settings;
+/// with `insecure`, a `rediss://` server's certificate is not checked.
+pub(crate) fn plain_info(
+    url: &str,
+    display: &str,
+    insecure: bool,
+) -> Result<ConnectionInfo, String> {
+    let mut url = normalize(url);
+    check_query(display)?;
+    if insecure && url.starts_with("rediss://") && !url.contains('#') {
+        // The redis crate's spelling of "do not verify the certificate".
+        url.push_str("#insecure");
+    }
+    let info = url.as_str().into_connection_info().map_err(|e| {
+        format!(
+            "invalid server URL '{display}': {}",
+            human::printable(&super::failure::unusable_url(&e))
+        )
+    })?;
+    if url.contains('#') && !url.starts_with("rediss") {
+        // A '#' in a password is easy to type and silently truncates the URL.
+        return Err(format!(
+            "invalid server URL '{display}': '#' must be written as %23"
+        ));
+    }
+    Ok(info)
+}
+
+/// What identifies a plain server reached as `info` says, database `db`: host (in lower case),
+/// port and database, or socket path and database. Two URLs with the same identity are the same
+/// server and vote once.
+pub(crate) fn identity(info: &ConnectionInfo, db: i64) -> String {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("{}:{port}/{db}", host.to_lowercase()),
+        ConnectionAddr::TcpTls { host, port, .. } => {
+            format!("{}:{port}/{db}", host.to_lowercase())
+        }
+        ConnectionAddr::Unix(path) => format!("unix:{}/{db}", path.display()),
+        other => format!("{other}/{db}"),
+    }
+}
 
 pub(crate) fn is_sentinel_url(url: &str) -> bool {
     url.starts_with("redis+sentinel://") || url.starts_with("rediss+sentinel://")

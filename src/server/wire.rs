@@ -10,8 +10,9 @@
 //! written behind one whose reply is late waits its turn on the wire, its reply is never taken
 //! for the late one's, and the server applies the two in that order.
 //!
-//! The connection's own set-up (AUTH, SELECT) is written in the same burst as the first request
-//! rather than a round trip ahead of it: the server runs them first because they come first.
+//! The connection's own set-up (AUTH, SELECT: setup.rs) is written in the same burst as the
+//! first request rather than a round trip ahead of it: the server runs them first because they
+//! come first.
 //!
 //! A wire may also listen: after `subscribe`, a message published on the channel comes as
 //! `Sink::Pushed`, between the replies. A RESP2 connection that has subscribed accepts no
@@ -82,17 +83,8 @@ impl Wire {
             subscriber: false,
             subscribed: false,
         };
-        let settings = plain.settings();
-        if let Some(password) = settings.password() {
-            let mut auth = redis::cmd("AUTH");
-            if let Some(username) = settings.username() {
-                auth.arg(username);
-            }
-            wire.send(&auth.arg(password).get_packed_command(), 0, 1, Sink::Setup);
-        }
-        if settings.db() != 0 {
-            let select = redis::cmd("SELECT").arg(settings.db()).get_packed_command();
-            wire.send(&select, 0, 1, Sink::Setup);
+        for command in super::setup::commands(plain.settings()) {
+            wire.send(&command, 0, 1, Sink::Setup);
         }
         Ok(wire)
     }
@@ -246,12 +238,7 @@ impl Wire {
                     self.subscriber = false;
                 }
                 if owed.to == Sink::Setup {
-                    if let Some(Value::ServerError(err)) = owed.got.first() {
-                        let what = if err.code() == "WRONGPASS" || err.code() == "NOAUTH" {
-                            "password authentication failed".to_string()
-                        } else {
-                            format!("{} {}", err.code(), err.details().unwrap_or_default())
-                        };
+                    if let Some(what) = owed.got.first().and_then(super::setup::refused) {
                         self.input.drain(..start);
                         return Err(Failure::new(io::ErrorKind::PermissionDenied, what));
                     }

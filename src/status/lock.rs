@@ -11,14 +11,13 @@ use crate::token;
 use serde_json::Map;
 
 /// One mutex as `status NAME` shows it, from what `inspection` found.
-pub(super) fn report(lock: &mut Redlock, target: &Target, inspection: &Inspection) -> Shown {
+pub(super) fn report(lock: &Redlock, target: &Target, inspection: &Inspection) -> Shown {
     let states = &inspection.keys[0];
     let key = target.keys.lock();
     let verdict = lock::holding(states, inspection.started);
-    // The holder's fencing number, if it took the lock with --fence (one more round, and only
-    // for a held lock).
+    // The holder's fencing number, if it took the lock with --fence (read in the same round).
     let fence = match &verdict {
-        Holding::Held { token, .. } => lock::holder_fence(&lock.fences(key), token),
+        Holding::Held { token, .. } => lock::holder_fence(&inspection.fences[0], token),
         _ => None,
     };
     let name = &target.name;

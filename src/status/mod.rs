@@ -42,10 +42,7 @@ pub(crate) fn run(
         if let Some(found) = inspection.limit.other_than(slots) {
             return Err(config::limit_mismatch(name, Some(slots), found));
         }
-        return show(
-            semaphore::report(&mut engine, &target, inspection),
-            args.json,
-        );
+        return show(semaphore::report(&engine, &target, inspection), args.json);
     }
     let slots = match &inspection.limit {
         Limit::Absent => None,
@@ -59,13 +56,13 @@ pub(crate) fn run(
         }
     };
     let Some(slots) = slots else {
-        return show(lock::report(&mut engine, &target, &inspection), args.json);
+        return show(lock::report(&engine, &target, &inspection), args.json);
     };
     let semaphore = semaphore_of(config, &mut engine, &target, slots)?;
     if lock::is_absent(&inspection) {
         return show(semaphore, args.json);
     }
-    let mut mutex = lock::report(&mut engine, &target, &inspection);
+    let mut mutex = lock::report(&engine, &target, &inspection);
     if mutex.held() && semaphore.held() {
         reporter.warn(&format!(
             "'{name}' is held both as a lock and as a semaphore of {slots} slots, which do not exclude each other; use one or the other"

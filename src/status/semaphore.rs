@@ -20,14 +20,15 @@ struct Slot {
 }
 
 /// One semaphore as `status NAME` shows it, from what `inspection` of all its slots found.
-pub(super) fn report(lock: &mut Redlock, target: &Target, inspection: Inspection) -> Shown {
+pub(super) fn report(lock: &Redlock, target: &Target, inspection: Inspection) -> Shown {
     let (name, slots, semaphore) = (&target.name, target.width(), target.stem());
     let mut rows = Vec::new();
-    for (slot, servers) in inspection.keys.into_iter().enumerate() {
+    let views = inspection.keys.into_iter().zip(&inspection.fences);
+    for (slot, (servers, fences)) in views.enumerate() {
         let verdict = lock::holding(&servers, inspection.started);
         let key = target.key(slot);
         let fence = match &verdict {
-            Holding::Held { token, .. } => lock::holder_fence(&lock.fences(&key), token),
+            Holding::Held { token, .. } => lock::holder_fence(fences, token),
             _ => None,
         };
         let present = servers

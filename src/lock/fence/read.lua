@@ -1,9 +1,13 @@
--- A fencing counter as `status` reads it (fence.rs).
+-- How a fencing counter is read (fence.rs), for the scripts that show it (`status`:
+-- inspect/inspect.lua).
 --
--- KEYS: [1] the counter.
--- ARGV: none.
--- Returns: {fence, token}: the last fence issued (0 when none) and the token it went to (false
---   when none).
+-- KEYS: none of its own; the function takes the counter.
+-- ARGV: none of its own.
+-- Returns: nothing (a library: it defines this function and runs nothing):
+--   fence_read(counter): {fence, token}, the last fence issued (0 when none) and the token it
+--     went to (false when none).
 -- Needs: nothing.
 
-return {tonumber(redis.call('hget', KEYS[1], 'fence')) or 0, redis.call('hget', KEYS[1], 'token')}
+local function fence_read(counter)
+  return {tonumber(redis.call('hget', counter, 'fence')) or 0, redis.call('hget', counter, 'token')}
+end

@@ -1,6 +1,7 @@
 //! One server's part in a round: connect if needed (within the round's deadline, which covers
 //! TCP, TLS and AUTH), send the request, and turn what went wrong into a `NodeError`
-//! (round.rs's `classify`).
+//! (round.rs's `classify`); and for a release or an extension, the same request to the masters
+//! a Sentinel group's run used before (`reach_former`).
 
 use super::kept::Kept;
 use super::round::{classify, Reply};
@@ -17,7 +18,7 @@ pub(super) fn ask<T>(
     op: &(impl Fn(&mut Session) -> RedisResult<T> + Sync + ?Sized),
 ) -> Reply<T> {
     let started = BootInstant::now();
-    let result = connect_and_run(server, slot, deadline, op);
+    let result = connect_and_run(server, slot, (deadline, timeout), op);
     match (&result, slot.as_mut()) {
         // An answer: every late reply before it has arrived and been discarded.
         (Ok(_), Some(kept)) => kept.late = false,
@@ -38,7 +39,7 @@ pub(super) fn ask<T>(
 fn connect_and_run<T>(
     server: &Server,
     slot: &mut Option<Kept>,
-    deadline: BootInstant,
+    (deadline, timeout): (BootInstant, Duration),
     op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
     if let Some(kept) = slot.as_mut() {
@@ -51,9 +52,10 @@ fn connect_and_run<T>(
             outcome => return outcome,
         }
     }
-    // The connect timeout covers TCP, the TLS handshake and AUTH alike.
-    // cluster: `session` (a cluster's connects to the node each request's key needs).
-    let connection = server.session(crate::server::time_left(deadline)?)?;
+    // The deadline covers TCP, the TLS handshake and AUTH alike (and a Sentinel group's
+    // asking, within `timeout` of now). cluster: `session` (a cluster's connects to the node
+    // each request's key needs).
+    let connection = server.session(deadline, timeout)?;
     let kept = slot.insert(Kept {
         connection,
         late: false,
@@ -69,6 +71,20 @@ pub(super) fn run<T>(
     // cluster: the session bounds every step by the deadline (a cluster's redirections too).
     connection.bound(deadline)?;
     op(connection)
+}
+
+/// Runs `op` by `deadline` on every master a Sentinel group's run used before the one it uses
+/// now (`Server::former`), after the vote was taken: a release or an extension reaches them
+/// too, so that no copy of the lock is left where the sentinels once pointed. What they answer
+/// is not counted.
+pub(super) fn reach_former<T>(
+    server: &Server,
+    deadline: BootInstant,
+    op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
+) {
+    for mut session in server.former(deadline) {
+        let _ = run(&mut session, deadline, op);
+    }
 }
 
 /// The connection was closed under us, as opposed to a server that is slow or refuses.

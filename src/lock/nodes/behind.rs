@@ -5,6 +5,12 @@
 //! (`Nodes::settle`) goes out behind it, on the same wire, with that result. Tasks move on
 //! whenever the loop runs: the next round, `settle` itself for replies already in, and before
 //! we go (`finish`), which waits for them, each until its deadline at most.
+//!
+//! A late answer can come before its round is settled: the caller may run another round
+//! first (`--fence`'s write-back runs between the acquire round and its settling), and that
+//! round reads every wire. Such an answer is kept (`Loop::early`) for the task `adopt` makes:
+//! dropped, the task would wait for an answer that already came, until its round's deadline,
+//! and a one-shot `acquire --fence` would sit out one `--timeout` before it exits.
 
 use super::poll::{Feed, Loop, Next, Task, Unfinished};
 use super::round::{Cleanup, Op};
@@ -66,6 +72,13 @@ impl Loop {
                 patience: timeout,
                 next: Box::new(next),
             });
+            let (early, later) = std::mem::take(&mut self.early)
+                .into_iter()
+                .partition(|(early, _)| *early == id);
+            self.early = later;
+            for (_, answer) in early {
+                self.deliver(id, Feed::Answer(answer));
+            }
             self.deliver(id, Feed::Check);
             if at_once && self.tasks.iter().any(|task| task.id == id) {
                 // Its answer is not in: the clean-up goes out now, as after no answer in time;
@@ -79,7 +92,11 @@ impl Loop {
     /// Hands a late answer to its task and sends what the task asks for.
     pub(super) fn deliver(&mut self, id: u64, feed: Feed) {
         let Some(at) = self.tasks.iter().position(|task| task.id == id) else {
-            // Nobody settled that round: the reply means nothing.
+            // Its round is not settled yet: kept for `adopt`. (A round dropped unsettled leaves
+            // its few answers here, meaning nothing, until we go.)
+            if let Feed::Answer(answer) = feed {
+                self.early.push((id, answer));
+            }
             return;
         };
         let mut task = self.tasks.swap_remove(at);

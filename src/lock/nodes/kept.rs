@@ -15,8 +15,8 @@ use crate::server::Session;
 /// server may never give it in time: the failed attempt's key would then outlive it for the
 /// whole TTL.
 ///
-/// Reusing it is safe because the redis client counts the replies it gave up on and discards
-/// them when they arrive, so no answer is taken for another's. And its timeout was the read's,
+/// Reusing it is safe because the connection counts the replies it gave up on and discards
+/// them when they arrive (server/blocking.rs), so no answer is taken for another's. And its timeout was the read's,
 /// never a half-written request's: a write blocks only on a full send buffer, and a connection
 /// carries at most two unanswered requests (the late one and its follow-up; the next ordinary
 /// round replaces it), a few hundred bytes, far below the smallest send buffer the kernel allows.

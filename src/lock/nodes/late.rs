@@ -69,8 +69,11 @@ impl Threads {
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> (Vec<Option<Reply<T>>>, Late<T>) {
         self.reclaim(false);
-        self.drop_late(servers);
-        let deadline = BootInstant::now().add(timeout);
+        self.drop_late();
+        let started = BootInstant::now();
+        // Every worker answers by its server's deadline (its requests are bounded by it).
+        let last = servers.iter().map(|server| server.budget(timeout)).max();
+        let deadline = started.add(last.unwrap_or(timeout));
         let shared = Arc::new(Shared {
             phase: Mutex::new(Phase::Collecting),
             settled: Condvar::new(),
@@ -88,7 +91,8 @@ impl Threads {
                 tx.clone(),
             );
             let work = move || {
-                let reply = ask(&server, &mut kept, deadline, timeout, &*op);
+                let by = started.add(server.budget(timeout));
+                let reply = ask(&server, &mut kept, by, timeout, &*op);
                 let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
                     match &*phase {
@@ -134,7 +138,6 @@ impl Threads {
         }
         drop(tx);
         while waiting > 0 && !decided(&replies) {
-            // Every worker answers by the deadline (its own requests are bounded by it).
             match rx.recv_timeout(deadline.remaining() + Duration::from_millis(50)) {
                 Ok((index, reply, kept)) => {
                     replies[index] = Some(reply);

@@ -84,6 +84,25 @@ impl Nodes {
         T: Send,
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
+        self.round_reaching(op, false)
+    }
+
+    /// `round`, also sent to the masters a Sentinel group's run used before the one it uses
+    /// now (`Server::former`), their answers not counted: a release or an extension, so that
+    /// no copy of the lock is left where the sentinels once pointed.
+    pub(crate) fn round_everywhere<T, F>(&mut self, op: F) -> Vec<Reply<T>>
+    where
+        T: Send,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+    {
+        self.round_reaching(op, true)
+    }
+
+    fn round_reaching<T, F>(&mut self, op: F, former: bool) -> Vec<Reply<T>>
+    where
+        T: Send,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+    {
         if let Some(poll) = &mut self.poll {
             // A request still in flight from a round decided without it goes out first on
             // its wire, and is answered first: nothing to wait for here.
@@ -96,9 +115,11 @@ impl Nodes {
         // reach its server before this one: a release overtaking it would leave that copy of
         // the key behind.
         self.threads.join_late();
-        self.threads.drop_late(&self.servers);
+        self.threads.drop_late();
         let everyone = vec![true; self.servers.len()];
-        self.round_on(&everyone, op).into_iter().flatten().collect()
+        let timing = (self.timeout, former);
+        let replies = self.threads.round_on(&self.servers, timing, &everyone, op);
+        replies.into_iter().flatten().collect()
     }
 
     /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
@@ -113,7 +134,7 @@ impl Nodes {
             return poll.round(targets, self.timeout, (&op, None), |_| false).0;
         }
         self.threads
-            .round_on(&self.servers, self.timeout, targets, op)
+            .round_on(&self.servers, (self.timeout, false), targets, op)
     }
 }
 

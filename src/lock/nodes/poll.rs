@@ -33,6 +33,8 @@ pub(super) struct Loop {
     next_id: u64,
     /// Messages that came while a round or a clean-up was being read, for `listen` to hand on.
     pub(super) pushed: Vec<(usize, Vec<u8>)>,
+    /// Late answers that came before their round was settled, by task id (behind.rs).
+    pub(super) early: Vec<(u64, Answer)>,
 }
 
 pub(super) struct Kept {
@@ -118,6 +120,7 @@ impl Loop {
             tasks: Vec::new(),
             next_id: 0,
             pushed: Vec::new(),
+            early: Vec::new(),
         })
     }
 

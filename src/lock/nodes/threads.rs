@@ -2,7 +2,7 @@
 //! connection, kept between rounds, and the workers of rounds decided early (late.rs), which
 //! hand their connection back once the late reply and its clean-up were read from it.
 
-use super::ask::ask;
+use super::ask::{ask, reach_former};
 use super::kept::Kept;
 use super::round::{NodeError, Reply};
 use crate::clock::BootInstant;
@@ -34,11 +34,12 @@ impl Threads {
     }
 
     /// `Nodes::round_on` on threads: the servers whose entry in `targets` is true are asked at
-    /// once, each on its kept connection even if the reply to it is late (see `Kept`).
+    /// once, each on its kept connection even if the reply to it is late (see `Kept`). With
+    /// `former`, also a Sentinel group's former masters (`reach_former`).
     pub(super) fn round_on<T, F>(
         &mut self,
         servers: &[Server],
-        timeout: Duration,
+        (timeout, former): (Duration, bool),
         targets: &[bool],
         op: F,
     ) -> Vec<Option<Reply<T>>>
@@ -46,7 +47,7 @@ impl Threads {
         T: Send,
         F: Fn(&mut Session) -> RedisResult<T> + Sync,
     {
-        let deadline = BootInstant::now().add(timeout);
+        let started = BootInstant::now();
         let op = &op;
         let mut jobs = servers
             .iter()
@@ -61,10 +62,18 @@ impl Threads {
         let Some((first_index, first_server, first_slot)) = jobs.next() else {
             return replies;
         };
+        let work = move |server: &Server, slot: &mut Option<Kept>| {
+            let deadline = started.add(server.budget(timeout));
+            let reply = ask(server, slot, deadline, timeout, op);
+            if former {
+                reach_former(server, deadline, op);
+            }
+            reply
+        };
         std::thread::scope(|scope| {
             let handles: Vec<_> = jobs
                 .map(|(index, server, slot)| {
-                    let work = move || ask(server, slot, deadline, timeout, op);
+                    let work = move || work(server, slot);
                     // A small stack: less to map, protect and unmap per server per round.
                     let handle = std::thread::Builder::new()
                         .stack_size(WORKER_STACK)
@@ -72,7 +81,7 @@ impl Threads {
                     (index, handle)
                 })
                 .collect();
-            replies[first_index] = Some(ask(first_server, first_slot, deadline, timeout, op));
+            replies[first_index] = Some(work(first_server, first_slot));
             for (index, handle) in handles {
                 let reply = handle.ok().and_then(|handle| handle.join().ok());
                 replies[index] = Some(reply.unwrap_or_else(no_worker));
@@ -105,11 +114,12 @@ impl Threads {
         }
     }
 
-    /// A new round does not reuse a connection whose last reply is late (see `Kept`), nor a
-    /// Sentinel group's: its master may have changed since the last round, so ask again.
-    pub(super) fn drop_late(&mut self, servers: &[Server]) {
-        for (slot, server) in self.connections.iter_mut().zip(servers) {
-            if slot.as_ref().is_some_and(|kept| kept.late) || !server.keeps_connections() {
+    /// A new round does not reuse a connection whose last reply is late (see `Kept`). A
+    /// Sentinel group's master's is reused like any other: the run keeps its master until a
+    /// round fails on it (server/sentinel/group.rs), and a failed round drops the connection.
+    pub(super) fn drop_late(&mut self) {
+        for slot in &mut self.connections {
+            if slot.as_ref().is_some_and(|kept| kept.late) {
                 *slot = None;
             }
         }

@@ -1,6 +1,6 @@
 //! A Redis Cluster as one server: parsing `redis+cluster://` URLs, learning which master serves
 //! each hash slot (`CLUSTER SLOTS`, from the seeds and the masters already known, all asked at
-//! once), keeping that map while it holds, and connecting to any node with the URL's
+//! once: `asked`), keeping that map while it holds, and connecting to any node with the URL's
 //! credentials and TLS settings. Without I/O: a key's hash slot in `slots`, a node's address in
 //! `node`, the slot map in `map`, a node's redirections in `redirect`; sending a request to the
 //! right node and following its redirections is `super::route`'s.
@@ -9,27 +9,27 @@
 //! before the next request needs it: a failover moves every slot of the failed master at once,
 //! and the next round then asks the new master.
 
+mod asked;
 mod map;
 mod node;
 mod redirect;
 mod slots;
 
-use super::client::{at, client, connect, unusable_tls_files, with_credentials, Tls};
+use super::blocking::{Blocking, Dialer};
+use super::client::{at, client, unusable_tls_files, with_credentials, Tls};
 use super::url::HostList;
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
+pub(crate) use asked::Asked;
 pub(crate) use map::Map;
 pub(crate) use node::Node;
 pub(crate) use redirect::Redirect;
-use redis::{Client, Connection, ConnectionInfo, IntoConnectionInfo, RedisResult};
+use redis::{ConnectionInfo, IntoConnectionInfo, RedisResult};
 pub(crate) use slots::{command_slot, hash_slot, hash_tag};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 
 /// The port a seed listens on unless the URL says otherwise.
 const DEFAULT_PORT: u16 = 6379;
-
-/// Stack of a thread that asks one node for the map: the redis client needs little.
-const ASKER_STACK: usize = 256 * 1024;
 
 /// The URL forms, for error messages.
 const EXPECTED: &str = "expected redis+cluster://[user[:password]@]host[:port][,host[:port]…]";
@@ -46,8 +46,13 @@ pub(crate) struct Cluster {
     answered: Mutex<Option<(Node, u16)>>,
 }
 
-/// A node and our connection to it, which gave the map.
-pub(crate) type Given = (Node, Connection);
+/// What asking for a new map opened: the connection to the node that gave it, and the other
+/// nodes asked at the same time, whose connections a request may use rather than open another.
+pub(crate) struct Given {
+    pub(crate) node: Node,
+    pub(crate) connection: Blocking,
+    pub(crate) others: Option<Asked>,
+}
 
 #[derive(Default)]
 struct Known {
@@ -152,9 +157,14 @@ impl Cluster {
         at(&self.template, &node.host, node.port)
     }
 
-    /// Connects to `node` by `deadline`, which also bounds its first reads and writes.
-    pub(crate) fn connect(&self, node: &Node, deadline: BootInstant) -> RedisResult<Connection> {
-        connect(&client(&self.settings(node), &self.tls)?, deadline)
+    /// Connects to `node` by `deadline`, which also bounds its first reads and writes; its
+    /// set-up goes with its first request.
+    pub(crate) fn connect(&self, node: &Node, deadline: BootInstant) -> RedisResult<Blocking> {
+        self.dialer(node)?.open(deadline, false)
+    }
+
+    fn dialer(&self, node: &Node) -> RedisResult<Dialer> {
+        Dialer::new(&self.settings(node), &self.tls)
     }
 
     /// The slot map: the one known, or a new one when none is known or the known one is stale
@@ -168,12 +178,12 @@ impl Cluster {
         match known {
             Some(map) if !stale => Ok((map, None)),
             known => match self.fetch(known.as_deref(), deadline) {
-                Ok((map, node, connection)) => {
+                Ok((map, given)) => {
                     let map = Arc::new(map);
                     let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
                     known.map = Some(map.clone());
                     known.stale = false;
-                    Ok((map, Some((node, connection))))
+                    Ok((map, Some(given)))
                 }
                 Err(err) => known.map(|map| (map, None)).ok_or(err),
             },
@@ -199,13 +209,10 @@ impl Cluster {
     }
 
     /// Asks the seeds and the masters in `known` for the map, all at once, and takes the first
-    /// map any of them gives, with the connection to that node. A node that is down costs
-    /// nothing while another answers; the whole costs the time to `deadline` at most.
-    fn fetch(
-        &self,
-        known: Option<&Map>,
-        deadline: BootInstant,
-    ) -> RedisResult<(Map, Node, Connection)> {
+    /// map any of them gives, with the connection to that node (and the others', as they come:
+    /// `Given::others`). A node that is down costs nothing while another answers; the whole
+    /// costs the time to `deadline` at most.
+    fn fetch(&self, known: Option<&Map>, deadline: BootInstant) -> RedisResult<(Map, Given)> {
         let mut nodes: Vec<Node> = known
             .map(|map| map.masters().into_iter().cloned().collect())
             .unwrap_or_default();
@@ -215,52 +222,55 @@ impl Cluster {
             }
         }
         if let [only] = nodes.as_slice() {
-            return client(&self.settings(only), &self.tls)
-                .and_then(|client| ask(&client, only, deadline))
-                .map(|(map, connection)| (map, only.clone(), connection))
+            return self
+                .dialer(only)
+                .and_then(|dialer| asked::ask(&dialer, only, deadline))
+                .map(|(map, connection)| {
+                    let node = only.clone();
+                    (
+                        map,
+                        Given {
+                            node,
+                            connection,
+                            others: None,
+                        },
+                    )
+                })
                 .map_err(|err| failed(vec![format!("{only}: {}", why(&err))], err));
         }
-        let (answers, asked) = mpsc::channel();
-        for (index, node) in nodes.iter().enumerate() {
-            let answers = answers.clone();
-            let (node, client) = (node.clone(), client(&self.settings(node), &self.tls));
-            // Not joined: a black-holed node's thread ends by the deadline, later.
-            let spawned = std::thread::Builder::new()
-                .stack_size(ASKER_STACK)
-                .spawn(move || {
-                    let answer = client.and_then(|client| ask(&client, &node, deadline));
-                    let _ = answers.send((index, answer));
-                });
-            // Without a thread, that node is not asked: the others may still answer.
-            let _ = spawned;
-        }
-        drop(answers);
+        let dialers = nodes.into_iter().map(|node| {
+            let dialer = self.dialer(&node);
+            (node, dialer)
+        });
+        let mut asked = Asked::start(dialers.collect(), deadline);
         let mut failures: Vec<String> = Vec::new();
         let mut last: Option<redis::RedisError> = None;
-        while let Ok((index, answer)) = asked.recv_timeout(deadline.remaining()) {
+        while let Some((node, answer)) = asked.next(deadline) {
             match answer {
-                Ok((map, connection)) => return Ok((map, nodes[index].clone(), connection)),
+                Ok((map, connection)) => {
+                    let others = Some(asked);
+                    return Ok((
+                        map,
+                        Given {
+                            node,
+                            connection,
+                            others,
+                        },
+                    ));
+                }
                 Err(err) => {
-                    failures.push(format!("{}: {}", nodes[index], why(&err)));
+                    failures.push(format!("{node}: {}", why(&err)));
                     last = Some(err);
                 }
             }
         }
-        let silent = nodes.len() - failures.len();
+        let silent = asked.len() - failures.len();
         if silent > 0 {
             failures.push(format!("{silent} node(s): {NO_ANSWER}"));
         }
         let err = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::TimedOut).into());
         Err(failed(failures, err))
     }
-}
-
-/// One node's map, and the connection it came over.
-fn ask(client: &Client, node: &Node, deadline: BootInstant) -> RedisResult<(Map, Connection)> {
-    let mut connection = connect(client, deadline)?;
-    let reply: redis::Value = redis::cmd("CLUSTER").arg("SLOTS").query(&mut connection)?;
-    let map = Map::from_slots(&reply, node).map_err(std::io::Error::other)?;
-    Ok((map, connection))
 }
 
 /// The error for a map no node gave: a time-out when every node timed out (so that it reads

@@ -1,43 +1,64 @@
-//! One Sentinel-managed group as a server: what identifies it, and connecting to its current
-//! master through a failover: each master the sentinels name is tried as its answer arrives,
-//! and used only once its own `ROLE` says master.
+//! One Sentinel-managed group as a server: what identifies it, and which master this run uses.
+//!
+//! A run asks the sentinels once, and keeps the master the first answer named (once its own
+//! `ROLE` said master) for every round after, until the master moved: a round failed on it (it
+//! said it is not the master, refused a write as a replica, broke the connection or did not
+//! answer in time), or no sentinel names it any more. Every round after the first asks the
+//! sentinels again beside its request (master.rs), on the connections kept from the last time,
+//! so that costs no round trip of its own; a round that hears every sentinel that answers name
+//! another master goes there within its deadline, so `exec` follows a failover at its next
+//! renewal even while the old master still accepts writes. So the group votes through one
+//! master, not through whichever sentinel answers first each round, which flapped when the
+//! sentinels disagreed (one naming the master, another a stale one): while any sentinel still
+//! names the master in use, the run stays with it. A master the run used before and no longer
+//! does is remembered (`former`): releases and extensions reach it too, so that no copy of the
+//! lock is left on it.
 
-use super::super::client::{at, client, connect, Tls};
-use super::discovery::ask_all;
+use super::super::blocking::{Blocking, Dialer};
+use super::super::client::{at, Tls};
+use super::discovery::{Address, Discovery, Sentinels};
 use crate::clock::BootInstant;
-use crate::human::{first_line, lowercase_first};
-use redis::{Client, Connection, ConnectionInfo, RedisResult};
+use redis::{ConnectionInfo, RedisResult};
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// One Sentinel-managed group: its sentinels, the master's name, and how to log in to a master.
 pub(crate) struct Group {
     pub(super) master_name: String,
     /// `host:port` of each sentinel, for messages and for recognising the same group twice.
     pub(super) addresses: Vec<String>,
-    pub(super) sentinels: Vec<Client>,
+    pub(super) sentinels: Sentinels,
     /// The master's settings (db, user, password); the address is filled in once resolved.
     pub(super) master: ConnectionInfo,
     tls: Tls,
-    /// The master that last confirmed its role, as `host:port`.
-    answered: Mutex<Option<String>>,
+    known: Mutex<Known>,
+}
+
+/// Which master this run uses.
+#[derive(Default)]
+struct Known {
+    /// The master in use: the last one a round got an answer from.
+    master: Option<Address>,
+    /// A round failed on it since: ask the sentinels again before the next one.
+    stale: bool,
+    /// The masters used before it, in this run.
+    former: Vec<Address>,
 }
 
 impl Group {
     pub(super) fn new(
         master_name: String,
         addresses: Vec<String>,
-        sentinels: Vec<Client>,
+        sentinels: Vec<Dialer>,
         master: ConnectionInfo,
         tls: Tls,
     ) -> Group {
         Group {
             master_name,
+            sentinels: Sentinels::new(sentinels, addresses.clone()),
             addresses,
-            sentinels,
             master,
             tls,
-            answered: Mutex::new(None),
+            known: Mutex::new(Known::default()),
         }
     }
 
@@ -66,117 +87,79 @@ impl Group {
         &self.master
     }
 
-    /// The master's name, and each sentinel as `host:port` with its client: for `redlock
+    /// The master's name, and each sentinel as `host:port` with its dialer: for `redlock
     /// doctor`'s `SENTINEL CKQUORUM`.
-    pub(crate) fn sentinels(&self) -> (&str, Vec<(&str, &Client)>) {
-        let sentinels = self.addresses.iter().map(String::as_str);
-        (&self.master_name, sentinels.zip(&self.sentinels).collect())
+    pub(crate) fn sentinels(&self) -> (&str, Vec<(&str, &Dialer)>) {
+        (&self.master_name, self.sentinels.each())
     }
 
-    /// The master that answered last, as `host:port`.
+    /// The master in use, as `host:port`.
     pub(crate) fn answered(&self) -> Option<String> {
-        self.answered.lock().ok().and_then(|a| a.clone())
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .master
+            .as_ref()
+            .map(|(host, port)| format!("{host}:{port}"))
     }
 
-    /// Connects to the group's current master within `timeout`: every sentinel is asked at once;
-    /// each master named is tried as its answer arrives, and used only if its `ROLE` says
-    /// master, so a stale sentinel or a demoted master never gets our writes. A stopped sentinel
-    /// costs nothing while another answers; the whole costs `timeout` at most.
-    pub(crate) fn connect(&self, timeout: Duration) -> RedisResult<Connection> {
-        let deadline = BootInstant::now().add(timeout);
-        let asked = ask_all(&self.sentinels, &self.master_name, timeout);
-        let mut tried: Vec<(String, u16)> = Vec::new();
-        let mut unknown = 0;
-        let mut failures: Vec<String> = Vec::new();
-        let mut heard = 0;
-        while heard < self.sentinels.len() {
-            let left = deadline.remaining();
-            let Ok((index, answer)) = asked.recv_timeout(left) else {
-                break;
-            };
-            heard += 1;
-            let sentinel = &self.addresses[index];
-            match answer {
-                Ok(None) => unknown += 1,
-                Ok(Some(master)) if tried.contains(&master) => {}
-                Ok(Some((host, port))) => {
-                    tried.push((host.clone(), port));
-                    match self.connect_master(&host, port, deadline) {
-                        Ok(connection) => {
-                            if let Ok(mut answered) = self.answered.lock() {
-                                *answered = Some(format!("{host}:{port}"));
-                            }
-                            return Ok(connection);
-                        }
-                        Err(err) => failures.push(format!("master {host}:{port}: {}", why(&err))),
-                    }
-                }
-                Err(err) => failures.push(format!("sentinel {sentinel}: {}", why(&err))),
-            }
-        }
-        let message = if unknown == self.sentinels.len() {
-            format!(
-                "no sentinel knows a master named '{}'; check the name after the hosts in the URL",
-                self.master_name
-            )
-        } else if failures.is_empty() && unknown == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into());
-        } else {
-            if unknown > 0 {
-                failures.push(format!(
-                    "{unknown} sentinel(s) know no master named '{}'",
-                    self.master_name
-                ));
-            }
-            if heard < self.sentinels.len() {
-                failures.push(format!(
-                    "{} sentinel(s): no answer in time",
-                    self.sentinels.len() - heard
-                ));
-            }
-            format!(
-                "no master for '{}': {}",
-                self.master_name,
-                failures.join(", ")
-            )
-        };
-        Err(std::io::Error::other(message).into())
+    /// Whether this run has found its master (it may have moved since).
+    pub(crate) fn found(&self) -> bool {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.master.is_some()
     }
 
-    /// The server at `host:port`, connected by `deadline`, if its own `ROLE` says master.
-    fn connect_master(
+    /// The master to use without asking the sentinels, if there is one.
+    pub(super) fn kept(&self) -> Option<Address> {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.master.clone().filter(|_| !known.stale)
+    }
+
+    /// Asks every sentinel where the master is, by `deadline`.
+    pub(super) fn discover(&self, deadline: BootInstant) -> Discovery {
+        Discovery::start(&self.sentinels, &self.master_name, deadline)
+    }
+
+    /// A connection to the server at `address`, made by `deadline`; with `role`, its first
+    /// request counts only if the server says it is the master (`ROLE` rides with it).
+    pub(super) fn dial(
         &self,
-        host: &str,
-        port: u16,
+        (host, port): &Address,
         deadline: BootInstant,
-    ) -> RedisResult<Connection> {
-        let client = client(&at(&self.master, host, port), &self.tls)?;
-        let mut connection = connect(&client, deadline)?;
-        let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut connection)?;
-        match role.first() {
-            Some(redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(connection),
-            Some(redis::Value::BulkString(role)) => Err(std::io::Error::other(format!(
-                "is a {}, not the master",
-                String::from_utf8_lossy(role)
-            ))
-            .into()),
-            _ => Err(std::io::Error::other("did not say its role").into()),
+        role: bool,
+    ) -> RedisResult<Blocking> {
+        Dialer::new(&at(&self.master, host, *port), &self.tls)?.open(deadline, role)
+    }
+
+    /// `address` answered a round as the master: it is the one to use from now on. The one
+    /// used before, if another, is remembered as a former master.
+    pub(super) fn keep(&self, address: &Address) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.stale = false;
+        if known.master.as_ref() == Some(address) {
+            return;
+        }
+        known.former.retain(|former| former != address);
+        if let Some(before) = known.master.replace(address.clone()) {
+            known.former.push(before);
         }
     }
-}
 
-/// One failure in a few words; an authentication failure says where the password comes from.
-fn why(err: &redis::RedisError) -> String {
-    if err.is_timeout() {
-        return "no answer in time".into();
+    /// A round failed on the master in use: the next round asks the sentinels again.
+    pub(super) fn suspect(&self) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.stale = true;
     }
-    if err.is_connection_refusal() {
-        return "connection refused".into();
-    }
-    let text = lowercase_first(first_line(&err.to_string()));
-    if text.contains("auth") || err.code() == Some("NOAUTH") || err.code() == Some("WRONGPASS") {
-        format!("{text} (sentinels take REDLOCK_SENTINEL_PASSWORD, masters the URL's password or REDLOCK_PASSWORD)")
-    } else {
-        text
+
+    /// The masters this run used before the one in use, each connected to by `deadline`
+    /// (those that cannot be are left out): releases and extensions reach them too.
+    pub(crate) fn former(&self, deadline: BootInstant) -> Vec<Blocking> {
+        let former = {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            known.former.clone()
+        };
+        former
+            .iter()
+            .filter_map(|address| self.dial(address, deadline, false).ok())
+            .collect()
     }
 }

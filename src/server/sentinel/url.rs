@@ -1,7 +1,8 @@
 //! A `redis+sentinel://` URL read into a group: its sentinels (each with the sentinels'
 //! credentials), the master's name and database, and how to log in to a master.
 
-use super::super::client::{client, with_credentials, Tls};
+use super::super::blocking::Dialer;
+use super::super::client::{with_credentials, Tls};
 use super::super::url::HostList;
 use super::group::Group;
 use crate::human::{first_line, lowercase_first};
@@ -92,7 +93,8 @@ pub(crate) fn parse(
         );
         let info = info.set_redis_settings(settings);
         sentinels.push(
-            client(&info, tls).map_err(|e| bad(&lowercase_first(first_line(&e.to_string()))))?,
+            Dialer::new(&info, tls)
+                .map_err(|e| bad(&lowercase_first(first_line(&e.to_string()))))?,
         );
         addresses.push(address);
     }

@@ -102,6 +102,16 @@ impl Group {
     /// sentinels, discovery) overlaps across groups, so three groups take about as long as one.
     /// Processes are spawned from the calling thread (their parent-death signal is per thread).
     pub fn start_many(count: usize, passwords: Passwords) -> Vec<Group> {
+        Group::start_many_monitoring(count, passwords, |master| master.port)
+    }
+
+    /// `start_many`, with the sentinels watching each master at the port `monitored` gives for
+    /// it (a proxy's in front of it, say): that is the address they give clients.
+    pub fn start_many_monitoring(
+        count: usize,
+        passwords: Passwords,
+        mut monitored: impl FnMut(&Redis) -> u16,
+    ) -> Vec<Group> {
         let auth: Vec<&str> = passwords
             .master
             .map_or(vec![], |pw| vec!["--requirepass", pw, "--masterauth", pw]);
@@ -141,8 +151,9 @@ impl Group {
                     // (`sentinel sentinel-pass`, to send another, came in 6.2).
                     extra.push(format!("requirepass {pw}"));
                 }
+                let port = monitored(&master);
                 let sentinels = (0..3)
-                    .map(|_| Sentinel::start(Some((&name, master.port)), &extra))
+                    .map(|_| Sentinel::start(Some((&name, port)), &extra))
                     .collect();
                 Group {
                     name,

@@ -23,16 +23,41 @@ impl RedisCluster {
     /// node says `cluster_state:ok` and every replica is in sync.
     pub fn start() -> RedisCluster {
         let nodes: Vec<Redis> = (0..6).map(|_| start_node(&[])).collect();
-        let addresses: Vec<String> = nodes
-            .iter()
-            .map(|n| format!("127.0.0.1:{}", n.port))
-            .collect();
+        let cluster = RedisCluster::create(nodes, 1);
+        wait_for("every replica to be in sync", SETTLE, || {
+            cluster.masters().iter().all(|m| {
+                cluster.replica_of(m.port).is_some_and(|r| {
+                    info(r, "INFO", "replication").contains("master_link_status:up")
+                })
+            })
+        });
+        cluster
+    }
+
+    /// Three masters and no replicas, each telling clients (`CLUSTER SLOTS`, redirections) of
+    /// the port `announced` gives for it (a proxy's in front of it, say) rather than its own.
+    pub fn start_announcing(mut announced: impl FnMut(&Redis) -> u16) -> RedisCluster {
+        let nodes: Vec<Redis> = (0..3).map(|_| start_node(&[])).collect();
+        for node in &nodes {
+            let _: () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("cluster-announce-port")
+                .arg(announced(node))
+                .query(&mut node.connection())
+                .expect("CONFIG SET cluster-announce-port");
+        }
+        RedisCluster::create(nodes, 0)
+    }
+
+    /// Joins `nodes` into a cluster, `replicas` for each master, and waits until every node
+    /// says `cluster_state:ok`.
+    fn create(nodes: Vec<Redis>, replicas: usize) -> RedisCluster {
         let mut create = Command::new("redis-cli");
         create
             .arg("--cluster")
             .arg("create")
-            .args(&addresses)
-            .args(["--cluster-replicas", "1", "--cluster-yes"]);
+            .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"]);
         run_within(&mut create, SETTLE);
         let cluster = RedisCluster { nodes };
         wait_for("every node to say cluster_state:ok", SETTLE, || {
@@ -40,13 +65,6 @@ impl RedisCluster {
                 .nodes
                 .iter()
                 .all(|n| info(n, "CLUSTER", "INFO").contains("cluster_state:ok"))
-        });
-        wait_for("every replica to be in sync", SETTLE, || {
-            cluster.masters().iter().all(|m| {
-                cluster.replica_of(m.port).is_some_and(|r| {
-                    info(r, "INFO", "replication").contains("master_link_status:up")
-                })
-            })
         });
         cluster
     }
@@ -106,22 +124,28 @@ impl RedisCluster {
 
     /// The hash slot of `key`.
     pub fn slot_of(&self, key: &str) -> u16 {
+        let node = self.nodes.iter().find(|n| n.is_running()).expect("a node");
         redis::cmd("CLUSTER")
             .arg("KEYSLOT")
             .arg(key)
-            .query(&mut self.masters()[0].connection())
+            .query(&mut node.connection())
             .expect("CLUSTER KEYSLOT")
     }
 
     /// The master serving `key`'s slot.
     pub fn master_of(&self, key: &str) -> &Redis {
+        self.node(self.port_serving(key))
+    }
+
+    /// The port `CLUSTER SLOTS` names for `key`'s slot: its master's, or the one it announces.
+    pub fn port_serving(&self, key: &str) -> u16 {
         let slot = self.slot_of(key);
         let (_, _, port) = self
             .slots()
             .into_iter()
             .find(|(start, end, _)| (*start..=*end).contains(&slot))
             .expect("a master for every slot");
-        self.node(port)
+        port
     }
 
     /// The replica of the master on `port`, as that master reports it.

@@ -144,6 +144,14 @@ impl TlsRedis {
         format!("rediss://127.0.0.1:{}", self.port)
     }
 
+    /// A connection for the test's own commands (the certificate is not checked).
+    pub fn connection(&self) -> redis::Connection {
+        redis::Client::open(format!("rediss://127.0.0.1:{}/#insecure", self.port))
+            .unwrap()
+            .get_connection_with_timeout(std::time::Duration::from_secs(2))
+            .expect("connect to the test TLS redis")
+    }
+
     pub fn pid(&self) -> i32 {
         self.child.as_ref().expect("server is running").id() as i32
     }
