@@ -176,8 +176,12 @@ fn a_cluster_seed_that_serves_the_slot_is_asked_on_the_connection_that_gave_the_
     let mut path = path();
     let names = ["seed", "node b", "node c"];
     let mut next = names.iter();
-    let cluster =
-        RedisCluster::start_announcing(|node| path.proxy(next.next().unwrap(), node.port));
+    let Some(cluster) =
+        RedisCluster::start_announcing(|node| path.proxy(next.next().unwrap(), node.port))
+    else {
+        eprintln!("skipped: needs Redis 7.0 or later (cluster-announce-port set at run time)");
+        return;
+    };
     let seed = path.proxies[0].1.port;
     let name = (0..)
         .map(|i| format!("job-{i}"))

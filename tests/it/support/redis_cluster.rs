@@ -36,17 +36,29 @@ impl RedisCluster {
 
     /// Three masters and no replicas, each telling clients (`CLUSTER SLOTS`, redirections) of
     /// the port `announced` gives for it (a proxy's in front of it, say) rather than its own.
-    pub fn start_announcing(mut announced: impl FnMut(&Redis) -> u16) -> RedisCluster {
+    ///
+    /// `None` when the slot map does not name the announced ports: servers before Redis 7.0
+    /// apply a `cluster-announce-port` set at run time to what they tell the others, not to their
+    /// own entry of the map.
+    pub fn start_announcing(mut announced: impl FnMut(&Redis) -> u16) -> Option<RedisCluster> {
         let nodes: Vec<Redis> = (0..3).map(|_| start_node(&[])).collect();
+        let mut ports = Vec::new();
         for node in &nodes {
+            let port = announced(node);
+            ports.push(port);
             let _: () = redis::cmd("CONFIG")
                 .arg("SET")
                 .arg("cluster-announce-port")
-                .arg(announced(node))
+                .arg(port)
                 .query(&mut node.connection())
                 .expect("CONFIG SET cluster-announce-port");
         }
-        RedisCluster::create(nodes, 0)
+        let cluster = RedisCluster::create(nodes, 0);
+        let named = cluster
+            .slots()
+            .iter()
+            .all(|(_, _, port)| ports.contains(port));
+        named.then_some(cluster)
     }
 
     /// Joins `nodes` into a cluster, `replicas` for each master, and waits until every node
