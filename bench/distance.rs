@@ -86,7 +86,8 @@ impl Bench {
             let port = behind(node.port);
             announced.push(port);
             port
-        });
+        })
+        .expect("a cluster that names the announced ports (Redis 7.0 or later)");
         let seed = announced[0];
         let on_seed = (0..)
             .map(|i| format!("n-{i}"))
