@@ -82,7 +82,9 @@ struct Row {
 }
 
 /// Every subcommand.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
+const EVERY: &[&str] = &[
+    "acquire", "release", "extend", "status", "history", "exec", "latch",
+];
 /// The subcommands that take a lock, and so can find it busy or wait for it.
 const TAKING: &[&str] = &["acquire", "exec", "latch"];
 
@@ -90,13 +92,13 @@ const TAKING: &[&str] = &["acquire", "exec", "latch"];
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
-        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open",
+        meaning: "success; for `status NAME`, the lock is held; for `status --watch`, a signal (Ctrl-C) stopped it; for `history NAME`, it lists at least one run; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open",
         commands: EVERY,
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open",
-        commands: &["release", "extend", "status", "latch"],
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `history NAME`: no run recorded (within `--since`); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open",
+        commands: &["release", "extend", "status", "history", "latch"],
     },
     Row {
         outcome: Outcome::Usage,
@@ -245,6 +247,7 @@ mod tests {
         assert!(exec.iter().any(|l| l == "124") && exec.iter().any(|l| l == "125"));
         assert!(!exec.iter().any(|l| l == "1"));
         assert_eq!(labels(Some("status")), ["0", "1", "64", "69", "70"]);
+        assert_eq!(labels(Some("history")), ["0", "1", "64", "69", "70"]);
         assert_eq!(
             labels(Some("acquire")),
             ["0", "64", "69", "70", "75", "128+N"]

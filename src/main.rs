@@ -10,6 +10,7 @@ mod generate;
 #[cfg(target_env = "musl")]
 mod heap;
 mod help;
+mod history;
 mod hold;
 mod human;
 mod latch;

@@ -6,6 +6,7 @@
 mod commands;
 mod global;
 mod headings;
+mod history;
 mod latch;
 mod values;
 
@@ -15,6 +16,7 @@ pub(crate) use commands::{
     AcquireArgs, ExecArgs, ExtendArgs, GenerateArgs, Generated, ReleaseArgs, StatusArgs, TakeArgs,
 };
 pub(crate) use global::{LogFormat, OutputArgs, ServerArgs};
+pub(crate) use history::{HistoryArgs, RecordArgs};
 pub(crate) use latch::{
     LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
 };
@@ -52,6 +54,7 @@ pub(crate) enum Command {
     Release(ReleaseArgs),
     Extend(ExtendArgs),
     Status(StatusArgs),
+    History(HistoryArgs),
     Exec(ExecArgs),
     Latch(LatchArgs),
     Generate(GenerateArgs),
@@ -115,6 +118,20 @@ const SUBCOMMANDS: &[Entry] = &[
             )
         },
         read: |matches| Ok(Command::Status(StatusArgs::from_arg_matches_mut(matches)?)),
+    },
+    Entry {
+        name: "history",
+        build: |name, now| {
+            subcommand::<HistoryArgs>(
+                (name, now),
+                "Show the recent runs of a lock: which host ran each, when, for how long, and how it ended",
+            )
+        },
+        read: |matches| {
+            Ok(Command::History(HistoryArgs::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
     Entry {
         name: "exec",
@@ -277,6 +294,9 @@ mod tests {
                 "5s",
             ],
             &["redlock", "status", "--json"],
+            &["redlock", "status", "job", "--watch", "5s", "--json"],
+            &["redlock", "history", "job", "-n", "3", "--since", "1d"],
+            &["redlock", "exec", "job", "--history", "0", "--", "true"],
             &["redlock", "latch", "wait", "deploy", "--wait", "5m"],
             &["redlock", "generate", "man", "out"],
         ];
@@ -295,9 +315,9 @@ mod tests {
 
     #[test]
     fn every_option_has_an_environment_variable() {
-        // --force is the deliberate exception: an exported variable must not make every
-        // release a forced one.
-        let exempt = ["help", "version", "force"];
+        // --force and --watch are the deliberate exceptions: an exported variable must not make
+        // every release a forced one, nor every status one that never ends.
+        let exempt = ["help", "version", "force", "watch"];
         let mut top = whole(Cli::command());
         top.build();
         for command in std::iter::once(&top).chain(top.get_subcommands()) {

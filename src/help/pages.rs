@@ -11,17 +11,19 @@ pub(crate) enum Page {
     Release,
     Extend,
     Status,
+    History,
     Exec,
     Latch,
 }
 
 impl Page {
-    pub(crate) const ALL: [Page; 7] = [
+    pub(crate) const ALL: [Page; 8] = [
         Page::Top,
         Page::Acquire,
         Page::Release,
         Page::Extend,
         Page::Status,
+        Page::History,
         Page::Exec,
         Page::Latch,
     ];
@@ -34,6 +36,7 @@ impl Page {
             Page::Release => Some("release"),
             Page::Extend => Some("extend"),
             Page::Status => Some("status"),
+            Page::History => Some("history"),
             Page::Exec => Some("exec"),
             Page::Latch => Some("latch"),
         }
@@ -113,6 +116,26 @@ impl Page {
                 Example {
                     says: None,
                     line: "redlock status --json",
+                },
+                Example {
+                    says: Some("follow a lock as it changes hands, until Ctrl-C"),
+                    line: "redlock status deploy-production --watch 1s",
+                },
+            ],
+            Page::History => &[
+                Example {
+                    says: Some(
+                        "which host ran each of the last runs, for how long, and how they ended",
+                    ),
+                    line: "redlock history nightly-backup",
+                },
+                Example {
+                    says: Some("did it run in the last day? (exit 1: no run recorded)"),
+                    line: "redlock history nightly-backup --since 24h -n 1",
+                },
+                Example {
+                    says: None,
+                    line: "redlock history deploy --json | jq '.runs[0].ended_as'",
                 },
             ],
             Page::Latch => &[
@@ -219,7 +242,9 @@ pub(crate) struct Variable {
 }
 
 /// Every subcommand: each one connects to the servers.
-const EVERY: &[&str] = &["acquire", "release", "extend", "status", "exec", "latch"];
+const EVERY: &[&str] = &[
+    "acquire", "release", "extend", "status", "history", "exec", "latch",
+];
 
 /// What redlock reads besides its options' variables (those are listed with each option).
 const READ: &[Variable] = &[

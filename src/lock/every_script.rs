@@ -3,7 +3,7 @@
 //! out, and every name a script uses is one its prelude declares.
 
 use super::script::{Lua, Part};
-use super::{attempt, fence, holder, inspect, keep, latch, list, shared, withdraw};
+use super::{attempt, fence, history, holder, inspect, keep, latch, list, shared, withdraw};
 use std::path::Path;
 
 fn every_script() -> Vec<(&'static str, &'static Lua)> {
@@ -23,6 +23,7 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("INSPECT", &inspect::INSPECT),
         ("READERS", &list::READERS),
         ("FORCE_RELEASE", &inspect::FORCE_RELEASE),
+        ("HISTORY READ", &history::READ),
     ];
     all.extend(latch::scripts());
     all
