@@ -5,10 +5,11 @@
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
-//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd.
+//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
+//! `--history` only what recording a run costs (part m).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to l.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to m.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -29,6 +30,7 @@ mod crowd;
 mod exec;
 mod floor;
 mod grants;
+mod history;
 mod latch;
 mod memory;
 mod mixed;
@@ -46,6 +48,8 @@ fn main() {
     let cluster_only = std::env::args().any(|a| a == "--cluster");
     // `--floor`: only what one process costs next to flock (part l), and the crowd (part f).
     let floor_only = std::env::args().any(|a| a == "--floor");
+    // `--history`: only what recording a run costs (part m).
+    let history_only = std::env::args().any(|a| a == "--history");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -65,8 +69,10 @@ fn main() {
     );
     println!("binary: {}", *REDLOCK);
 
-    let exec = bench.exec_available() && !latch_only && !cluster_only;
-    if latch_only {
+    let exec = bench.exec_available() && !latch_only && !cluster_only && !history_only;
+    if history_only {
+        bench.part_m(&mut report, &servers, runs.min(100));
+    } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
         bench.part_k(&mut report, &servers, runs.min(100));
@@ -82,6 +88,7 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
         bench.part_l(&mut report, runs.min(100), sections);
+        bench.part_m(&mut report, &servers, runs.min(100));
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
