@@ -188,6 +188,23 @@ pub(crate) fn fail(outcome: Outcome, message: impl Into<String>) -> anyhow::Erro
     .into()
 }
 
+/// Too few servers answered a read that shows what they hold (`status` and `latch status`
+/// without a name, `history`): what the others had was printed, and the run ends 69, naming the
+/// servers that did not answer and why (`reasons`).
+pub(crate) fn incomplete(
+    what: &str,
+    (answered, servers): (usize, usize),
+    reasons: &[String],
+) -> anyhow::Error {
+    fail(
+        Outcome::Unavailable,
+        format!(
+            "only {answered} of {servers} servers answered; the {what} may be incomplete ({})",
+            reasons.join("; ")
+        ),
+    )
+}
+
 /// Ends the run with `outcome` and nothing to say (the lock is free, a signal while waiting).
 pub(crate) fn quietly(outcome: Outcome) -> anyhow::Error {
     Failure {

@@ -46,6 +46,7 @@ impl Page {
     pub(crate) fn notes(self) -> Option<&'static Notes> {
         match self {
             Page::Status => Some(&STATES),
+            Page::History => Some(&ENDINGS),
             _ => None,
         }
     }
@@ -225,6 +226,37 @@ const STATES: Notes = Notes {
     ],
     outro: "A lock kept after its run (exec --hold-at-least) is held: the summary says how the \
             run ended and until when it is kept, and JSON has a non-null `kept`.",
+};
+
+/// How a run ended, in the words of `history`'s ENDED AS (and JSON's `ended_as`).
+const ENDINGS: Notes = Notes {
+    heading: "How a run ended",
+    intro: "Each run is recorded by the release (or the keep of --hold-at-least) that ends it, \
+            on every server that answers; ENDED AS says how:",
+    rows: &[
+        ("ok", "exec's command exited 0"),
+        (
+            "failed N",
+            "it exited with status N (126 and 127: it could not be run)",
+        ),
+        ("signal N", "it died of signal N"),
+        ("lost", "the lock was lost while it ran, and it was stopped"),
+        (
+            "max-runtime",
+            "it ran longer than --max-runtime and was stopped",
+        ),
+        (
+            "interrupted N",
+            "redlock got signal N while it ran and passed it on",
+        ),
+        (
+            "released",
+            "a script's acquire, then release (no exit status)",
+        ),
+    ],
+    outro: "A run recorded on fewer than a quorum of servers is marked partial. A busy run \
+            (75) held nothing and records nothing. Recording is never read by a grant: it \
+            only costs the release a few bytes, never a round trip.",
 };
 
 /// A command line to copy, and what it does when that is not plain from the line.

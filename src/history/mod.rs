@@ -53,13 +53,10 @@ pub(crate) fn run(
             .iter()
             .filter_map(|(server, copy)| copy.as_ref().err().map(|e| format!("{server}: {e}")))
             .collect();
-        return Err(exit::fail(
-            Outcome::Unavailable,
-            format!(
-                "only {answered} of {} servers answered; the history may be incomplete ({})",
-                copies.len(),
-                reasons.join("; ")
-            ),
+        return Err(exit::incomplete(
+            "history",
+            (answered, copies.len()),
+            &reasons,
         ));
     }
     Ok(if runs.is_empty() {

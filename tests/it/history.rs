@@ -65,6 +65,7 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
     };
     exec(&["--", "true"], 0);
     exec(&["--", "sh", "-c", "exit 3"], 3);
+    exec(&["--", "/nonexistent/command"], 127);
     exec(&["--", "sh", "-c", "kill -KILL $$"], 137);
     exec(&["--max-runtime", "100ms", "--", "sleep", "30"], 124);
     let (interrupted, _dir) =
@@ -111,6 +112,7 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
             ("interrupted", Value::Null, Value::from(libc::SIGTERM)),
             ("max-runtime", Value::Null, Value::Null),
             ("signal", Value::Null, Value::from(libc::SIGKILL)),
+            ("failed", Value::from(127), Value::Null),
             ("failed", Value::from(3), Value::Null),
             ("ok", Value::from(0), Value::Null),
         ],
@@ -131,11 +133,12 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
     }
     // The command, and what only exec knows (its wait); the run the signal interrupted is
     // exec's own, pid and all.
-    assert_eq!(jobs[6]["command"], "true");
-    assert_eq!(jobs[5]["command"], "sh -c exit 3");
+    assert_eq!(jobs[7]["command"], "true");
+    assert_eq!(jobs[6]["command"], "sh -c exit 3");
+    assert_eq!(jobs[5]["command"], "/nonexistent/command");
     assert_eq!(jobs[2]["pid"], pid);
     assert!(jobs[3]["held_ms"].as_u64().unwrap() >= 100, "{}", jobs[3]);
-    assert!(jobs[6]["waited_ms"].is_u64());
+    assert!(jobs[7]["waited_ms"].is_u64());
     assert!(jobs[0]["waited_ms"].is_null() && jobs[0]["command"].is_null());
     assert_eq!(jobs[0]["token"], token.as_str());
 
@@ -143,7 +146,7 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
     let table = cluster.cmd(["history", "job"]).assert().success();
     let table = stdout_of(table.get_output());
     let lines: Vec<&str> = table.lines().collect();
-    assert!(lines[0].starts_with("history of job: 7 runs"), "{table}");
+    assert!(lines[0].starts_with("history of job: 8 runs"), "{table}");
     assert!(lines[1].starts_with("STARTED ") && lines[1].contains(" ENDED AS "));
     for (line, ended) in lines[2..].iter().zip([
         "released",
@@ -151,6 +154,7 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
         "interrupted 15",
         "max-runtime",
         "signal 9",
+        "failed 127",
         "failed 3",
         "ok",
     ]) {
