@@ -2,7 +2,9 @@
 //! the list (a full history of 100 runs, `MEMORY USAGE` over `LLEN`), and what one `exec` asks
 //! of a server with recording and without (`--history 0`): its commands (`INFO commandstats`,
 //! the script's own calls included) and the bytes it sends (`INFO stats`). In exec's time: the
-//! same `exec L -- true` with and without recording, interleaved, at 3 servers.
+//! same `exec L -- true` with and without recording, interleaved, at 3 servers. With
+//! `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary (one that records nothing) is
+//! measured beside them, for the cost against a build without the history at all.
 
 use super::harness::{interleave, Bench};
 use super::redis_server::Redis;
@@ -48,16 +50,39 @@ impl Bench {
             _ => report.note("history memory: unknown (MEMORY USAGE unavailable)"),
         }
 
-        // One run's requests to one server, with and without recording.
+        // One run's requests to one server, with and without recording (and from the baseline
+        // binary, which has no history, when there is one).
+        let baseline = std::env::var("REDLOCK_BASELINE").ok();
+        let mut runs_asked: Vec<(&str, Command)> = [
+            ("recorded", &[][..]),
+            ("--history 0", &["--history", "0"][..]),
+        ]
+        .into_iter()
+        .map(|(label, flags)| (label, self.exec_true_command("m-asked", flags)))
+        .collect();
+        if let Some(old) = &baseline {
+            let mut old_cmd = Command::new(old);
+            old_cmd
+                .env("REDLOCK_SERVERS", &self.urls)
+                .env("REDLOCK_TIMEOUT", super::harness::TIMEOUT)
+                .args(["exec", "m-asked", "--", "true"]);
+            runs_asked.push(("baseline", old_cmd));
+        }
         let mut asked = Vec::new();
-        for (label, flags) in [("recorded", &[][..]), ("--history 0", &["--history", "0"])] {
+        for (label, mut command) in runs_asked {
             server.reset_stats();
-            self.exec_true("m-asked", flags);
+            let ok = command
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                self.broken.push(format!("m: exec ({label}) failed"));
+            }
             let calls = server.command_calls();
             let sent = net_input_bytes(server);
             let ours: BTreeMap<&String, &u64> = calls
                 .iter()
-                .filter(|(name, _)| !matches!(name.as_str(), "config" | "info"))
+                .filter(|(name, _)| !name.starts_with("config") && !name.starts_with("info"))
                 .collect();
             let commands: u64 = ours.values().copied().sum();
             let listed: Vec<String> = ours
@@ -71,7 +96,7 @@ impl Bench {
             ));
             asked.push((commands, sent));
         }
-        if let [(with, Some(with_bytes)), (without, Some(without_bytes))] = asked[..] {
+        if let [(with, Some(with_bytes)), (without, Some(without_bytes)), ..] = asked[..] {
             report.note(&format!(
                 "recording adds {} commands inside the release's own script and {} bytes to its request; no round trip",
                 with.saturating_sub(without),
@@ -88,26 +113,43 @@ impl Bench {
         ]
         .into_iter()
         .map(|(label, flags)| {
-            let mut cmd = self.redlock();
-            cmd.env("REDLOCK_SERVERS", &three)
-                .args(["exec", "m-time"])
-                .args(flags)
-                .args(["--", "true"]);
+            let mut cmd = self.exec_true_command("m-time", flags);
+            cmd.env("REDLOCK_SERVERS", &three);
             (label.to_string(), cmd)
         })
         .collect();
+        if let Some(old) = &baseline {
+            let mut cmd = Command::new(old);
+            cmd.env("REDLOCK_SERVERS", &three)
+                .env("REDLOCK_TIMEOUT", super::harness::TIMEOUT)
+                .args(["exec", "m-time", "--", "true"]);
+            commands.push(("exec L -- true, baseline binary".into(), cmd));
+        }
         let times = interleave(&mut commands, runs);
         report.row(&commands[0].0, &times[0], Some(&times[1]), "goal ≤ 1.02×");
         report.row(&commands[1].0, &times[1], None, "");
+        if let Some(old) = times.get(2) {
+            report.row(
+                &commands[0].0,
+                &times[0],
+                Some(old),
+                "against the baseline binary",
+            );
+            report.row(&commands[2].0, old, None, "");
+        }
+    }
+
+    /// `redlock exec NAME FLAGS -- true`.
+    fn exec_true_command(&self, name: &str, flags: &[&str]) -> Command {
+        let mut cmd = self.redlock();
+        cmd.args(["exec", name]).args(flags).args(["--", "true"]);
+        cmd
     }
 
     /// `redlock exec NAME FLAGS -- true`, which must succeed.
     fn exec_true(&mut self, name: &str, flags: &[&str]) {
         let ok = self
-            .redlock()
-            .args(["exec", name])
-            .args(flags)
-            .args(["--", "true"])
+            .exec_true_command(name, flags)
             .stdout(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());

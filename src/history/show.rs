@@ -75,7 +75,9 @@ impl Shown<'_> {
             }
             rows.push([
                 run.started_unix_ms().map_or("-".into(), at),
-                holder.as_ref().map_or("-".into(), |h| h.host.clone()),
+                holder
+                    .as_ref()
+                    .map_or("-".into(), |h| human::printable(&h.host)),
                 holder.as_ref().map_or("-".into(), |h| h.pid.to_string()),
                 run.entry.held.map_or("-".into(), human::duration),
                 run.entry.waited.map_or("-".into(), human::duration),

@@ -194,3 +194,32 @@ fn every_lua_file_is_part_of_a_listed_script() {
         assert!(parts.iter().any(|part| part.text() == text), "{first}");
     }
 }
+
+/// The history is information only (history.rs): only the scripts that give a lock back record
+/// a run, each as its very last step before it returns, and no other script names it.
+#[test]
+fn only_the_give_backs_record_a_run_and_as_their_last_step() {
+    for (name, lua) in every_script() {
+        let source = lua.source();
+        let calls: Vec<usize> = source
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.starts_with("history_record("))
+            .map(|(at, _)| at)
+            .collect();
+        let gives_back = ["RELEASE", "shared RELEASE", "KEEP"].contains(&name);
+        assert_eq!(!calls.is_empty(), gives_back, "{name}");
+        let lines: Vec<&str> = source.lines().collect();
+        for at in calls {
+            assert!(
+                lines
+                    .get(at + 1)
+                    .is_some_and(|next| next.starts_with("return ")),
+                "{name}: something follows the recording"
+            );
+        }
+        if !gives_back && name != "HISTORY READ" {
+            assert!(!source.contains("history"), "{name} names the history");
+        }
+    }
+}
