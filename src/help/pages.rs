@@ -255,8 +255,8 @@ const ENDINGS: Notes = Notes {
         ),
     ],
     outro: "A run recorded on fewer than a quorum of servers is marked partial. A busy run \
-            (75) held nothing and records nothing. Recording is never read by a grant: it \
-            only costs the release a few bytes, never a round trip.",
+            (75) held nothing and records nothing. No grant ever reads the history, and \
+            recording rides in the release's own request: no round trip of its own.",
 };
 
 /// A command line to copy, and what it does when that is not plain from the line.
