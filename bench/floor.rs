@@ -4,10 +4,9 @@
 //! With `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary runs in the same interleave,
 //! for a before-and-after of one change.
 
-use super::harness::{flock_true, Bench, REDLOCK};
+use super::harness::{flock_true, interleave, Bench, REDLOCK};
 use super::report::{ms, percentile, Report};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 /// How many times each block is run: the note gives the median and the spread.
 const REPEATS: usize = 3;
@@ -130,26 +129,6 @@ impl Bench {
         }
         report.note("goals: contended ≤ 1.4× flock at 3 servers, ≤ 1.8× at 5");
     }
-}
-
-/// Runs each command `runs` times, one of each in turn, and returns each one's wall times.
-fn interleave(commands: &mut [(String, Command)], runs: usize) -> Vec<Vec<Duration>> {
-    let mut times = vec![Vec::with_capacity(runs); commands.len()];
-    for round in 0..=runs {
-        for (index, (_, command)) in commands.iter_mut().enumerate() {
-            let started = Instant::now();
-            let status = command
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            // The first round warms the caches and is not counted.
-            if round > 0 && status.is_ok() {
-                times[index].push(started.elapsed());
-            }
-        }
-    }
-    times
 }
 
 fn spread(ratios: &[f64]) -> String {

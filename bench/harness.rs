@@ -98,3 +98,24 @@ pub(super) fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() 
     }
     panic!("timed out after {limit:?} waiting for {what}");
 }
+
+/// Runs each command `runs` times, one of each in turn (so a loaded moment costs all of them
+/// alike), and returns each one's wall times. The first round warms the caches and is not
+/// counted.
+pub(super) fn interleave(commands: &mut [(String, Command)], runs: usize) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::with_capacity(runs); commands.len()];
+    for round in 0..=runs {
+        for (index, (_, command)) in commands.iter_mut().enumerate() {
+            let started = Instant::now();
+            let status = command
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            if round > 0 && status.is_ok() {
+                times[index].push(started.elapsed());
+            }
+        }
+    }
+    times
+}

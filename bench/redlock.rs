@@ -6,10 +6,11 @@
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
 //! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
-//! `--distance` only servers at a distance (part n).
+//! `--history` only what recording a run costs (part m); `--distance` only servers at a
+//! distance (part n).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to l.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to n.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -35,6 +36,7 @@ mod distance;
 mod exec;
 mod floor;
 mod grants;
+mod history;
 mod latch;
 mod memory;
 mod mixed;
@@ -54,6 +56,8 @@ fn main() {
     let floor_only = std::env::args().any(|a| a == "--floor");
     // `--distance`: only servers at a distance (part n).
     let distance_only = std::env::args().any(|a| a == "--distance");
+    // `--history`: only what recording a run costs (part m).
+    let history_only = std::env::args().any(|a| a == "--history");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -73,9 +77,12 @@ fn main() {
     );
     println!("binary: {}", *REDLOCK);
 
-    let exec = bench.exec_available() && !latch_only && !cluster_only && !distance_only;
+    let exec =
+        bench.exec_available() && !latch_only && !cluster_only && !distance_only && !history_only;
     if distance_only {
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
+    } else if history_only {
+        bench.part_m(&mut report, &servers, runs.min(100));
     } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
@@ -92,6 +99,7 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
         bench.part_l(&mut report, runs.min(100), sections);
+        bench.part_m(&mut report, &servers, runs.min(100));
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
     }
     if exec {

@@ -34,6 +34,9 @@ _redlock() {
             redlock,help)
                 cmd="redlock__subcmd__help"
                 ;;
+            redlock,history)
+                cmd="redlock__subcmd__history"
+                ;;
             redlock,latch)
                 cmd="redlock__subcmd__latch"
                 ;;
@@ -60,6 +63,9 @@ _redlock() {
                 ;;
             redlock__subcmd__help,help)
                 cmd="redlock__subcmd__help__subcmd__help"
+                ;;
+            redlock__subcmd__help,history)
+                cmd="redlock__subcmd__help__subcmd__history"
                 ;;
             redlock__subcmd__help,latch)
                 cmd="redlock__subcmd__help__subcmd__latch"
@@ -119,7 +125,7 @@ _redlock() {
 
     case "${cmd}" in
         redlock)
-            opts="-s -v -q -h -V --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version acquire release extend status exec latch doctor generate help"
+            opts="-s -v -q -h -V --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version acquire release extend status history exec latch doctor generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -313,7 +319,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__exec)
-            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --shared --kill-after --hold-at-least --max-runtime --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-w -E -s -v -q -h -V --ttl --wait --conflict-exit-code --retry-delay --fence --limit --shared --kill-after --hold-at-least --max-runtime --history --history-retention --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -356,6 +362,14 @@ _redlock() {
                     return 0
                     ;;
                 --max-runtime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --history)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --history-retention)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -527,7 +541,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__help)
-            opts="acquire release extend status exec latch doctor generate help"
+            opts="acquire release extend status history exec latch doctor generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -611,6 +625,20 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        redlock__subcmd__help__subcmd__history)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -715,6 +743,72 @@ _redlock() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        redlock__subcmd__history)
+            opts="-n -s -v -q -h -V --last --since --json --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --last)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --username)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1113,7 +1207,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__release)
-            opts="-s -v -q -h -V --token --force --limit --shared --hold-at-least --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --token --force --limit --shared --hold-at-least --history --history-retention --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1128,6 +1222,14 @@ _redlock() {
                     return 0
                     ;;
                 --hold-at-least)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --history)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --history-retention)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1179,13 +1281,17 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__status)
-            opts="-s -v -q -h -V --json --limit --shared --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --json --limit --shared --watch --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

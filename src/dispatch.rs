@@ -23,6 +23,7 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
         Command::Release(args) => crate::oneshot::release(&config, reporter, &args),
         Command::Extend(args) => crate::oneshot::extend(&config, reporter, &args),
         Command::Status(args) => crate::status::run(&config, reporter, &args),
+        Command::History(args) => crate::history::run(&config, reporter, &args),
         Command::Exec(args) => crate::exec::run(&config, reporter, &args),
         Command::Latch(args) => crate::latch::run(&config, reporter, &args),
         Command::Doctor(args) => crate::doctor::run(&config, &args),

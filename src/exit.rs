@@ -83,7 +83,7 @@ struct Row {
 
 /// Every subcommand.
 const EVERY: &[&str] = &[
-    "acquire", "release", "extend", "status", "exec", "latch", "doctor",
+    "acquire", "release", "extend", "status", "history", "exec", "latch", "doctor",
 ];
 /// The subcommands that take a lock, and so can find it busy or wait for it.
 const TAKING: &[&str] = &["acquire", "exec", "latch"];
@@ -92,13 +92,13 @@ const TAKING: &[&str] = &["acquire", "exec", "latch"];
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
-        meaning: "success; for `status NAME`, the lock is held; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open; for `doctor`: no error found (warnings are printed)",
+        meaning: "success; for `status NAME`, the lock is held; for `status --watch`, a signal (Ctrl-C) stopped it; for `history NAME`, it lists at least one run; for `exec`, the command's own status; for `latch`: set, counted down on a quorum, or open; for `doctor`: no error found (warnings are printed)",
         commands: EVERY,
     },
     Row {
         outcome: Outcome::Negative,
-        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open; `doctor`: at least one error (with `--strict`, or a warning)",
-        commands: &["release", "extend", "status", "latch", "doctor"],
+        meaning: "`release`/`extend`: the token does not hold the lock on a quorum, or holds it in the other mode (`--shared` or not); `status NAME`: the lock is not held (free, or partial: its key on fewer than a quorum of servers); `history NAME`: no run recorded (within `--since`); `release --force`: there was nothing to remove; `latch status NAME`: the latch is not open; `doctor`: at least one error (with `--strict`, or a warning)",
+        commands: &["release", "extend", "status", "history", "latch", "doctor"],
     },
     Row {
         outcome: Outcome::Usage,
@@ -188,6 +188,23 @@ pub(crate) fn fail(outcome: Outcome, message: impl Into<String>) -> anyhow::Erro
     .into()
 }
 
+/// Too few servers answered a read that shows what they hold (`status` and `latch status`
+/// without a name, `history`): what the others had was printed, and the run ends 69, naming the
+/// servers that did not answer and why (`reasons`).
+pub(crate) fn incomplete(
+    what: &str,
+    (answered, servers): (usize, usize),
+    reasons: &[String],
+) -> anyhow::Error {
+    fail(
+        Outcome::Unavailable,
+        format!(
+            "only {answered} of {servers} servers answered; the {what} may be incomplete ({})",
+            reasons.join("; ")
+        ),
+    )
+}
+
 /// Ends the run with `outcome` and nothing to say (the lock is free, a signal while waiting).
 pub(crate) fn quietly(outcome: Outcome) -> anyhow::Error {
     Failure {
@@ -247,6 +264,7 @@ mod tests {
         assert!(exec.iter().any(|l| l == "124") && exec.iter().any(|l| l == "125"));
         assert!(!exec.iter().any(|l| l == "1"));
         assert_eq!(labels(Some("status")), ["0", "1", "64", "69", "70"]);
+        assert_eq!(labels(Some("history")), ["0", "1", "64", "69", "70"]);
         assert_eq!(
             labels(Some("acquire")),
             ["0", "64", "69", "70", "75", "128+N"]

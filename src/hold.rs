@@ -35,7 +35,7 @@
 //!   never past DUR after the release (README).
 
 use crate::clock::BootInstant;
-use crate::lock::{HoldLeft, Keep, Kept, LockError, Redlock, Released, Target};
+use crate::lock::{HoldLeft, Keep, Kept, LockError, Record, Redlock, Released, Target};
 use crate::report::{Event, Reporter};
 use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
@@ -94,34 +94,39 @@ pub(crate) enum GaveBack {
     Kept(Kept),
 }
 
-/// Releases `key` (one of `target`'s) held by `token`, or, with a hold that is not over, keeps it until it is,
-/// recording how the run ended.
+/// Releases `key` (one of `target`'s) held by `token`, or, with a hold that is not over, keeps
+/// it until it is, recording how the run ended in the kept value; and `record`s the run in the
+/// name's history in the same call.
 pub(crate) fn give_back(
     lock: &mut Redlock,
-    target: &Target,
-    key: &str,
-    token: &str,
+    (target, key, token): (&Target, &str, &str),
     hold: Option<(Hold, RunEnd)>,
+    record: Option<&Record>,
 ) -> Result<GaveBack, LockError> {
+    let release = |lock: &mut Redlock| {
+        lock.release(target, key, token, record)
+            .map(GaveBack::Released)
+    };
     let holder = token::holder(token);
     let (Some((hold, end)), Some(holder)) = (hold, holder) else {
-        return lock.release(target, key, token).map(GaveBack::Released);
+        return release(lock);
     };
     let run = KeptRun {
         finished_unix_ms: token::unix_ms_now(),
         end,
     };
     let Ok(value) = token::kept_token(&holder, &run) else {
-        return lock.release(target, key, token).map(GaveBack::Released);
+        return release(lock);
     };
     let left = hold.left();
     if left == HoldLeft::Left(Duration::ZERO) {
-        return lock.release(target, key, token).map(GaveBack::Released);
+        return release(lock);
     }
     let keep = Keep {
         value: &value,
         hold: left,
         expected_pttl: hold.expected_pttl(),
+        record,
     };
     let kept = lock.keep(target, key, token, &keep)?;
     Ok(if kept.kept == 0 {

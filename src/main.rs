@@ -11,6 +11,7 @@ mod generate;
 #[cfg(target_env = "musl")]
 mod heap;
 mod help;
+mod history;
 mod hold;
 mod human;
 mod info;

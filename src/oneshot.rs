@@ -59,7 +59,7 @@ pub(crate) fn acquire(
     };
     if let Err(err) = writeln!(std::io::stdout(), "{output}") {
         // A token nobody can read is a lock nobody can release: give it back.
-        let _ = lock.release(&target, key, &held.token);
+        let _ = lock.release(&target, key, &held.token, None);
         return Err(exit::fail(
             Outcome::Software,
             format!("cannot print the token ({err}); the lock was released"),
@@ -82,10 +82,13 @@ pub(crate) fn release(
         Some(_) => ("kept", "released or kept"),
         None => ("deleted", "released"),
     };
+    let keeping = crate::history::keeping(&args.record);
     let (target, result) = by_token(&mut lock, config, target, |lock, target| {
         let key = lock.find_key(target, token)?;
         let hold = hold.map(|hold| (hold, RunEnd::Released));
-        Ok((hold::give_back(lock, target, &key, token, hold)?, key))
+        let record = crate::history::of_release(keeping, target, &key, token);
+        let gave = hold::give_back(lock, (target, &key, token), hold, record.as_ref())?;
+        Ok((gave, key))
     })?;
     match result {
         Ok((gave, key)) => {

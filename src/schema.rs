@@ -1,6 +1,7 @@
 //! What every JSON document redlock prints has in common (`acquire --json`, `extend --json`,
-//! `status --json`, each `--log-format json` line): the schema's version, first. The field lists
-//! themselves are README's "JSON output", which a test checks every document against.
+//! `status --json`, `history --json`, each `--log-format json` line): the schema's version,
+//! first. The field lists themselves are README's "JSON output", which a test checks every
+//! document against.
 
 use serde_json::{Map, Value};
 

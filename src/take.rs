@@ -105,7 +105,7 @@ pub(crate) fn take_lock(
     if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
         // the command), so give the lock back rather than leave it to expire.
-        let _ = lock.release(target, &held.key, &held.token);
+        let _ = lock.release(target, &held.key, &held.token, None);
         return Err(exit::quietly(Outcome::Signal(signal)));
     }
     reporter.emit(&Event::Acquired {

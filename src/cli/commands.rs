@@ -1,8 +1,9 @@
 //! Each subcommand's own arguments (`acquire`, `release`, `extend`, `status`, `exec` and the
-//! hidden `generate`), under the headings `--help` groups them by.
+//! hidden `generate`), under the headings `--help` groups them by; `history`'s are history.rs's.
 
 use super::headings::{EXEC, LOCK, OUTPUT, WAITING};
-use super::values::{hold, kill_after, limit, max_runtime, retry_delay, token, ttl, wait};
+use super::history::RecordArgs;
+use super::values::{hold, kill_after, limit, max_runtime, retry_delay, token, ttl, wait, watch};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -122,6 +123,9 @@ pub(crate) struct ReleaseArgs {
     /// DUR from now (this host's clock plays no part). Released at once if DUR has passed
     #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force", help_heading = LOCK)]
     pub(crate) hold_at_least: Option<Duration>,
+
+    #[command(flatten)]
+    pub(crate) record: RecordArgs,
 }
 
 #[derive(Args, Debug)]
@@ -170,6 +174,13 @@ pub(crate) struct StatusArgs {
     /// NAME is held exclusively or shared, and by whom
     #[arg(long, env = SHARING, help_heading = LOCK)]
     pub(crate) shared: bool,
+
+    /// Keep watching over the same connections, every DUR (default 2s), until interrupted
+    /// (exit 0 on Ctrl-C): the table redrawn in place on a terminal, else one table (or with
+    /// --json one document) per refresh. Deliberately has no environment variable: an exported
+    /// one would make every status in a script run forever
+    #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s", value_parser = watch, help_heading = OUTPUT)]
+    pub(crate) watch: Option<Duration>,
 }
 
 #[derive(Args, Debug)]
@@ -191,6 +202,9 @@ pub(crate) struct ExecArgs {
     /// its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does
     #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true, help_heading = EXEC)]
     pub(crate) max_runtime: Option<Duration>,
+
+    #[command(flatten)]
+    pub(crate) record: RecordArgs,
 
     /// The command and its arguments, run directly (no shell)
     #[arg(last = true, required = true, value_name = "COMMAND")]

@@ -7,6 +7,7 @@ mod commands;
 mod doctor;
 mod global;
 mod headings;
+mod history;
 mod latch;
 mod values;
 
@@ -17,6 +18,7 @@ pub(crate) use commands::{
 };
 pub(crate) use doctor::DoctorArgs;
 pub(crate) use global::{LogFormat, OutputArgs, ServerArgs};
+pub(crate) use history::{HistoryArgs, RecordArgs};
 pub(crate) use latch::{
     LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
 };
@@ -54,6 +56,7 @@ pub(crate) enum Command {
     Release(ReleaseArgs),
     Extend(ExtendArgs),
     Status(StatusArgs),
+    History(HistoryArgs),
     Exec(ExecArgs),
     Latch(LatchArgs),
     Doctor(DoctorArgs),
@@ -118,6 +121,20 @@ const SUBCOMMANDS: &[Entry] = &[
             )
         },
         read: |matches| Ok(Command::Status(StatusArgs::from_arg_matches_mut(matches)?)),
+    },
+    Entry {
+        name: "history",
+        build: |name, now| {
+            subcommand::<HistoryArgs>(
+                (name, now),
+                "Show the recent runs of a lock: which host ran each, when, for how long, and how it ended",
+            )
+        },
+        read: |matches| {
+            Ok(Command::History(HistoryArgs::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
     Entry {
         name: "exec",
@@ -290,6 +307,9 @@ mod tests {
                 "5s",
             ],
             &["redlock", "status", "--json"],
+            &["redlock", "status", "job", "--watch", "5s", "--json"],
+            &["redlock", "history", "job", "-n", "3", "--since", "1d"],
+            &["redlock", "exec", "job", "--history", "0", "--", "true"],
             &["redlock", "latch", "wait", "deploy", "--wait", "5m"],
             &["redlock", "doctor", "--ttl", "5m", "--strict", "--json"],
             &["redlock", "generate", "man", "out"],
@@ -309,9 +329,9 @@ mod tests {
 
     #[test]
     fn every_option_has_an_environment_variable() {
-        // --force is the deliberate exception: an exported variable must not make every
-        // release a forced one.
-        let exempt = ["help", "version", "force"];
+        // --force and --watch are the deliberate exceptions: an exported variable must not make
+        // every release a forced one, nor every status one that never ends.
+        let exempt = ["help", "version", "force", "watch"];
         let mut top = whole(Cli::command());
         top.build();
         for command in std::iter::once(&top).chain(top.get_subcommands()) {

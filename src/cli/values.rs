@@ -17,6 +17,10 @@ pub(crate) const MAX_KILL_AFTER: Duration = Duration::from_secs(3600);
 pub(crate) const MAX_HOLD: Duration = MAX_TTL;
 /// The longest `--max-runtime`.
 pub(crate) const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The shortest and the longest pause of `status --watch`: more often than ten times a second
+/// is load on the servers that nobody can read.
+pub(crate) const WATCH: (Duration, Duration) =
+    (Duration::from_millis(100), Duration::from_secs(24 * 3600));
 
 /// The most slots a semaphore may have: every attempt's script walks them, and a semaphore that
 /// wide is better served by a queue or a rate limiter.
@@ -60,7 +64,27 @@ pub(crate) fn max_runtime(text: &str) -> Result<Duration, String> {
     at_most(text, duration(text)?, MAX_RUNTIME)
 }
 
-fn at_most(text: &str, value: Duration, max: Duration) -> Result<Duration, String> {
+/// `status --watch DUR`: from `WATCH.0` to `WATCH.1`.
+pub(crate) fn watch(text: &str) -> Result<Duration, String> {
+    if !text.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+        // `status --watch deploy`: the name was taken for the pause.
+        return Err(format!(
+            "{} is not a duration; expected a pause such as 2s after --watch (a lock name goes before it: status NAME --watch)",
+            human::quoted(text)
+        ));
+    }
+    let value = at_most(text, duration(text)?, WATCH.1)?;
+    if value < WATCH.0 {
+        return Err(format!(
+            "{} is too short; expected at least {}",
+            human::quoted(text),
+            humantime::format_duration(WATCH.0)
+        ));
+    }
+    Ok(value)
+}
+
+pub(super) fn at_most(text: &str, value: Duration, max: Duration) -> Result<Duration, String> {
     if value > max {
         return Err(format!(
             "{} is too long; expected at most {}",
@@ -153,6 +177,10 @@ mod tests {
         assert!(hold("0s").unwrap_err().contains("zero"));
         assert!(max_runtime("5").unwrap_err().contains("no unit"));
         assert!(max_runtime("8d").unwrap_err().contains("at most 7days"));
+        assert_eq!(watch("2s"), Ok(Duration::from_secs(2)));
+        assert!(watch("10ms").unwrap_err().contains("at least 100ms"));
+        assert!(watch("2d").unwrap_err().contains("at most 1day"));
+        assert!(watch("deploy").unwrap_err().contains("status NAME --watch"));
     }
 
     #[test]

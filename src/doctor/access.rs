@@ -14,6 +14,7 @@ pub(super) struct Names {
     pub(super) lock: String,
     pub(super) queue: String,
     pub(super) hash: String,
+    pub(super) history: String,
     pub(super) channel: String,
     pub(super) db: i64,
 }
@@ -80,6 +81,7 @@ fn words(need: &Need, names: &Names) -> Vec<String> {
         Arg::Lock => names.lock.clone(),
         Arg::Queue => names.queue.clone(),
         Arg::Hash => names.hash.clone(),
+        Arg::History => names.history.clone(),
         Arg::Channel => names.channel.clone(),
         Arg::Database => names.db.to_string(),
     }));
@@ -142,7 +144,7 @@ const DELETE_HASH: Need = Need {
     args: &[Arg::Hash],
     place: Place::Script,
     for_what: "the probe's own clean-up",
-    notifies: false,
+    optional: false,
     writes: false,
 };
 

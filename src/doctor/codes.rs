@@ -59,7 +59,7 @@ pub(crate) const CODES: &[(Code, &str, Severity, &str)] = &[
     (Code::Clock, "clock", Severity::Warning, "a server's clock is further from this host's than the --ttl's drift allowance"),
     (Code::Latency, "latency", Severity::Warning, "a server answers in more than half the --timeout"),
     (Code::Memory, "memory", Severity::Warning, "more than 90% of maxmemory in use under noeviction: once full, every acquire fails (OOM)"),
-    (Code::Notifications, "notifications", Severity::Warning, "PUBLISH or SUBSCRIBE is refused: waiters still get the lock, later (at their next retry)"),
+    (Code::Notifications, "notifications", Severity::Warning, "PUBLISH or SUBSCRIBE is refused (waiters still get the lock, at their next retry), or the run history's LPUSH, LTRIM or LRANGE (runs go unrecorded)"),
     (Code::SentinelQuorum, "sentinel_quorum", Severity::Warning, "a Sentinel group's sentinels cannot agree on a failover (SENTINEL CKQUORUM fails)"),
     (Code::ClusterState, "cluster_state", Severity::Warning, "a Redis Cluster's state is not ok (a hash slot no master serves)"),
     (Code::Unchecked, "unchecked", Severity::Warning, "something could not be checked (INFO or the ACL refused to the user): run doctor as a user that may, or grant +info"),

@@ -178,11 +178,11 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
     let url = &server.display;
     match &server.access {
         Some(Ok(access)) => {
-            let list = |notifies: bool| -> Vec<String> {
+            let list = |optional: bool| -> Vec<String> {
                 access
                     .refused
                     .iter()
-                    .filter(|refused| refused.need.notifies == notifies)
+                    .filter(|refused| refused.need.optional == optional)
                     .map(|r| {
                         format!(
                             "{} (for {}: {})",
@@ -212,7 +212,7 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
                 found.push(Finding::new(
                     Code::Notifications,
                     name,
-                    format!("{url} refuses its user {} (found by {}): waiters get the lock at their next retry instead of at once", quiet.join(", "), access.how),
+                    format!("{url} refuses its user {} (found by {}): nothing breaks, but waiters get the lock at their next retry instead of at once, or runs go unrecorded (README: Check a deployment has the ACL)", quiet.join(", "), access.how),
                 ));
             }
         }

@@ -29,6 +29,8 @@ pub(super) enum Arg {
     Queue,
     /// A fencing counter (a hash).
     Hash,
+    /// A name's run history (a list).
+    History,
     /// A waiter's wake-up channel.
     Channel,
     /// The database the URL names.
@@ -44,9 +46,10 @@ pub(super) struct Need {
     pub(super) place: Place,
     /// Why redlock sends it, for a finding that says it is refused.
     pub(super) for_what: &'static str,
-    /// It only tells waiters to ask now (`PUBLISH`, `SUBSCRIBE`): refused, waits are late,
-    /// never wrong.
-    pub(super) notifies: bool,
+    /// Nothing but promptness or information depends on it: refused, waiters ask at their next
+    /// retry instead of at once (`PUBLISH`, `SUBSCRIBE`) or runs go unrecorded (the run
+    /// history's `LPUSH`…); never a wrong outcome.
+    pub(super) optional: bool,
     /// Running it writes (only in a script that deletes what it wrote, `access`).
     pub(super) writes: bool,
 }
@@ -57,7 +60,7 @@ const fn need(command: &'static str, args: &'static [Arg], for_what: &'static st
         args,
         place: Place::Script,
         for_what,
-        notifies: false,
+        optional: false,
         writes: false,
     }
 }
@@ -66,9 +69,9 @@ const fn at(place: Place, need: Need) -> Need {
     Need { place, ..need }
 }
 
-const fn notifies(need: Need) -> Need {
+const fn optional(need: Need) -> Need {
     Need {
-        notifies: true,
+        optional: true,
         ..need
     }
 }
@@ -80,11 +83,12 @@ const fn writes(need: Need) -> Need {
     }
 }
 
-use Arg::{Channel, Database, Hash, Lock, Queue, Text};
+use Arg::{Channel, Database, Hash, History, Lock, Queue, Text};
 
 const LOCKS: &str = "every lock";
 const WAITS: &str = "waiting (--wait) and releases with waiters";
 const FENCES: &str = "--fence and latches";
+const RUNS: &str = "recording runs (redlock history)";
 
 /// Everything redlock needs, in the order README's ACL recipe lists it.
 pub(super) const NEEDS: &[Need] = &[
@@ -120,11 +124,11 @@ pub(super) const NEEDS: &[Need] = &[
     ),
     at(
         Place::Connection,
-        notifies(need("subscribe", &[Channel], WAITS)),
+        optional(need("subscribe", &[Channel], WAITS)),
     ),
     at(
         Place::Connection,
-        notifies(need("unsubscribe", &[Channel], WAITS)),
+        optional(need("unsubscribe", &[Channel], WAITS)),
     ),
     at(Place::Database, need("select", &[Database], "a URL's /db")),
     at(
@@ -147,11 +151,18 @@ pub(super) const NEEDS: &[Need] = &[
     need("hlen", &[Hash], FENCES),
     writes(need("hset", &[Hash, Text("f"), Text("v")], FENCES)),
     writes(need("hsetnx", &[Hash, Text("f"), Text("v")], FENCES)),
+    optional(writes(need("lpush", &[History, Text("v")], RUNS))),
+    optional(need(
+        "lrange",
+        &[History, Text("0"), Text("0")],
+        "redlock history",
+    )),
+    optional(need("ltrim", &[History, Text("0"), Text("99")], RUNS)),
     need("persist", &[Lock], "release --hold-at-least"),
     need("pexpire", &[Lock, Text("1000")], LOCKS),
     need("pexpireat", &[Lock, Text("1")], "--hold-at-least"),
     need("pttl", &[Lock], LOCKS),
-    notifies(need("publish", &[Channel, Text("doctor")], WAITS)),
+    optional(need("publish", &[Channel, Text("doctor")], WAITS)),
     need("pubsub|numsub", &[Channel], "shared locks with waiters"),
     need("set", &[Lock, Text("v"), Text("XX")], LOCKS),
     need("time", &[], LOCKS),

@@ -178,6 +178,7 @@ fn names(prefix: &str, layout: Layout, db: i64) -> Names {
         lock: lock.to_string(),
         queue: name(queue(lock)),
         hash: name(fence(lock)),
+        history: name(keys.history()),
         // Channels keep their names on a cluster (a PUBLISH reaches its node's subscribers).
         channel: format!("{}doctor", wake_prefix(lock)),
         db,

@@ -16,6 +16,7 @@ mod supervise;
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
+use crate::history;
 use crate::hold::{self, Acquired, Hold};
 use crate::lock::{self, Held, Holding, Redlock, Target, Wake};
 use crate::report::{Event as Log, Reporter};
@@ -75,6 +76,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let early_guardian = take
         .wait
         .and_then(|_| Guardian::start(schedule.grace()).ok());
+    let asked = BootInstant::now();
     let held = take_lock(
         &mut lock,
         &target,
@@ -83,6 +85,8 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         (&wake_tx, &wakes, &watch),
         reporter,
     )?;
+    let waited = asked.elapsed();
+    let keeping = crate::history::keeping(&args.record);
     drop(watch);
     // Signals the watcher took after `take_lock` looked: the command gets them once it runs, as
     // it gets those that come later.
@@ -118,8 +122,11 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         match guardian.and_then(|guardian| Supervised::spawn(&args.command, &env, guardian)) {
             Ok(command) => command,
             Err(err) => {
-                let _ = lock.release(&target, &key, &held.token);
-                return Err(spawn_failure(&args.command[0], err));
+                let err = spawn_failure(&args.command[0], err);
+                let failed = history::Ended::Failed(i32::from(exit::code_of(&err).0));
+                let record = history::of_exec(keeping, (&target, &held), waited, failed);
+                let _ = lock.release(&target, &key, &held.token, record.as_ref());
+                return Err(err);
             }
         };
 
@@ -147,7 +154,14 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     }
     let hold = hold_after(args, &held, &ended, status.as_ref().ok());
     let verb = if hold.is_some() { "keep" } else { "release" };
-    match hold::give_back(&mut lock, &target, &key, &held.token, hold) {
+    let ended_as = ended_as(&ended, status.as_ref().ok());
+    let record = history::of_exec(keeping, (&target, &held), waited, ended_as);
+    match hold::give_back(
+        &mut lock,
+        (&target, &key, &held.token),
+        hold,
+        record.as_ref(),
+    ) {
         Ok(gave) => hold::report(reporter, (&take.name, &key, &held.token), servers, &gave),
         // After a loss the key is someone else's or gone: nothing to report.
         Err(_) if ended.lost.is_some() => {}
@@ -199,6 +213,28 @@ fn run_end(status: &std::process::ExitStatus, timed_out: bool) -> RunEnd {
         (false, Some(code), _) => RunEnd::Exited(code),
         (false, None, Some(signal)) => RunEnd::Signal(signal),
         (false, None, None) => RunEnd::Exited(-1),
+    }
+}
+
+/// How the run ended, as its history entry says: a loss or a stop by `--max-runtime` first
+/// (the command's status then only says how it took being stopped), then a signal we passed on,
+/// then the command's own status.
+fn ended_as(ended: &Ended, status: Option<&std::process::ExitStatus>) -> history::Ended {
+    if ended.lost.is_some() {
+        return history::Ended::Lost;
+    }
+    if ended.timed_out {
+        return history::Ended::MaxRuntime;
+    }
+    if let Some(signal) = ended.interrupted {
+        return history::Ended::Interrupted(signal);
+    }
+    match status.map(|status| (status.code(), status.signal())) {
+        Some((Some(0), _)) => history::Ended::Ok,
+        Some((Some(code), _)) => history::Ended::Failed(code),
+        Some((None, Some(signal))) => history::Ended::Signal(signal),
+        // What exec then exits with (an internal error).
+        _ => history::Ended::Failed(i32::from(Outcome::Software.code())),
     }
 }
 

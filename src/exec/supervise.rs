@@ -37,6 +37,8 @@ pub(super) struct Ended {
     pub(super) timed_out: bool,
     /// The last renewal, if any.
     pub(super) renewed: Option<Held>,
+    /// The first signal we got and passed on to the command, if any.
+    pub(super) interrupted: Option<libc::c_int>,
 }
 
 /// Waits for the command to exit, forwarding signals (`early`: those that came before it ran),
@@ -61,6 +63,7 @@ pub(super) fn supervise(
         *kill_at = Some(kill_at.map_or(at, |earlier: BootInstant| earlier.min(at)));
     };
     for signal in early {
+        ended.interrupted.get_or_insert(signal);
         command.signal_group(signal);
     }
     loop {
@@ -126,6 +129,7 @@ pub(super) fn supervise(
             .flatten()
             .min();
         for signal in events.wait(next) {
+            ended.interrupted.get_or_insert(signal);
             command.signal_group(signal);
         }
     }

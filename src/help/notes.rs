@@ -1,5 +1,5 @@
 //! What a help page explains beyond its options, as a paragraph, a table of terms and a closing
-//! paragraph: `status`'s lock states, `doctor`'s findings, and the deployment contract every man
+//! paragraph: `status`'s lock states, `history`'s endings, `doctor`'s findings, and the deployment contract every man
 //! page (and `doctor --help`) carries.
 
 /// Text that explains a page: a paragraph, a table of terms, and a closing paragraph.
@@ -96,3 +96,36 @@ fn owned(rows: &[(&str, &str)]) -> Vec<(String, String)> {
         .map(|(term, text)| (term.to_string(), text.to_string()))
         .collect()
 }
+
+/// How a run ended, in the words of `history`'s ENDED AS (and JSON's `ended_as`).
+pub(super) const ENDINGS: Notes = Notes {
+    heading: "How a run ended",
+    intro: "Each run is recorded by the release (or the keep of --hold-at-least) that ends it, \
+            on every server that answers; ENDED AS says how:",
+    rows: || {
+        owned(&[
+            ("ok", "exec's command exited 0"),
+            (
+                "failed N",
+                "it exited with status N (126 and 127: it could not be run)",
+            ),
+            ("signal N", "it died of signal N"),
+            ("lost", "the lock was lost while it ran, and it was stopped"),
+            (
+                "max-runtime",
+                "it ran longer than --max-runtime and was stopped",
+            ),
+            (
+                "interrupted N",
+                "redlock got signal N while it ran and passed it on",
+            ),
+            (
+                "released",
+                "a script's acquire, then release (no exit status)",
+            ),
+        ])
+    },
+    outro: "A run recorded on fewer than a quorum of servers is marked partial. A busy run \
+            (75) held nothing and records nothing. No grant ever reads the history, and \
+            recording rides in the release's own request: no round trip of its own.",
+};

@@ -3,7 +3,7 @@
 //! gives its command, and which notes (`notes`) explain it. `text` and `man` render the same
 //! tables, and `exit` holds the exit statuses.
 
-use super::notes::{Notes, FINDINGS, STATES};
+use super::notes::{Notes, ENDINGS, FINDINGS, STATES};
 
 /// One help page: the top level or a subcommand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,18 +13,20 @@ pub(crate) enum Page {
     Release,
     Extend,
     Status,
+    History,
     Exec,
     Latch,
     Doctor,
 }
 
 impl Page {
-    pub(crate) const ALL: [Page; 8] = [
+    pub(crate) const ALL: [Page; 9] = [
         Page::Top,
         Page::Acquire,
         Page::Release,
         Page::Extend,
         Page::Status,
+        Page::History,
         Page::Exec,
         Page::Latch,
         Page::Doctor,
@@ -38,6 +40,7 @@ impl Page {
             Page::Release => Some("release"),
             Page::Extend => Some("extend"),
             Page::Status => Some("status"),
+            Page::History => Some("history"),
             Page::Exec => Some("exec"),
             Page::Latch => Some("latch"),
             Page::Doctor => Some("doctor"),
@@ -49,6 +52,7 @@ impl Page {
         match self {
             Page::Status => Some(&STATES),
             Page::Doctor => Some(&FINDINGS),
+            Page::History => Some(&ENDINGS),
             _ => None,
         }
     }
@@ -119,6 +123,26 @@ impl Page {
                 Example {
                     says: None,
                     line: "redlock status --json",
+                },
+                Example {
+                    says: Some("follow a lock as it changes hands, until Ctrl-C"),
+                    line: "redlock status deploy-production --watch 1s",
+                },
+            ],
+            Page::History => &[
+                Example {
+                    says: Some(
+                        "which host ran each of the last runs, for how long, and how they ended",
+                    ),
+                    line: "redlock history nightly-backup",
+                },
+                Example {
+                    says: Some("did it run in the last day? (exit 1: no run recorded)"),
+                    line: "redlock history nightly-backup --since 24h -n 1",
+                },
+                Example {
+                    says: None,
+                    line: "redlock history deploy --json | jq '.runs[0].ended_as'",
                 },
             ],
             Page::Latch => &[

@@ -3,7 +3,7 @@
 //! out, and every name a script uses is one its prelude declares.
 
 use super::script::{Lua, Part};
-use super::{attempt, fence, holder, inspect, keep, latch, list, shared, withdraw};
+use super::{attempt, fence, history, holder, inspect, keep, latch, list, shared, withdraw};
 use std::path::Path;
 
 fn every_script() -> Vec<(&'static str, &'static Lua)> {
@@ -22,6 +22,7 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("INSPECT", &inspect::INSPECT),
         ("READERS", &list::READERS),
         ("FORCE_RELEASE", &inspect::FORCE_RELEASE),
+        ("HISTORY READ", &history::READ),
     ];
     all.extend(latch::scripts());
     all
@@ -190,5 +191,34 @@ fn every_lua_file_is_part_of_a_listed_script() {
     for text in files {
         let first = text.lines().next().unwrap_or_default().to_string();
         assert!(parts.iter().any(|part| part.text() == text), "{first}");
+    }
+}
+
+/// The history is information only (history.rs): only the scripts that give a lock back record
+/// a run, each as its very last step before it returns, and no other script names it.
+#[test]
+fn only_the_give_backs_record_a_run_and_as_their_last_step() {
+    for (name, lua) in every_script() {
+        let source = lua.source();
+        let calls: Vec<usize> = source
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.starts_with("history_record("))
+            .map(|(at, _)| at)
+            .collect();
+        let gives_back = ["RELEASE", "shared RELEASE", "KEEP"].contains(&name);
+        assert_eq!(!calls.is_empty(), gives_back, "{name}");
+        let lines: Vec<&str> = source.lines().collect();
+        for at in calls {
+            assert!(
+                lines
+                    .get(at + 1)
+                    .is_some_and(|next| next.starts_with("return ")),
+                "{name}: something follows the recording"
+            );
+        }
+        if !gives_back && name != "HISTORY READ" {
+            assert!(!source.contains("history"), "{name} names the history");
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! in the other mode.
 
 use super::engine::{Held, LockError, Redlock};
+use super::history::{self, Record};
 use super::keys::Layout;
 use super::limit;
 use super::nodes::{NodeError, Reply};
@@ -15,11 +16,13 @@ use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
 
-/// Compare-and-delete (holder/release.lua), handing the key to the next waiter.
+/// Compare-and-delete (holder/release.lua), handing the key to the next waiter, and recording
+/// the run.
 pub(super) static RELEASE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
+    history::RECORD,
     Part::new(include_str!("holder/release.lua")),
 ]);
 
@@ -94,13 +97,15 @@ pub(crate) struct Released {
 
 impl Redlock {
     /// Compare-and-delete of `key` (one of `target`'s) on every server, handing it to the next
-    /// waiter. Waits for every server (up to the timeout) so that a one-shot `release` does not
-    /// exit before its deletes went out.
+    /// waiter, and recording the run in the same call when given one (history.rs). Waits for
+    /// every server (up to the timeout) so that a one-shot `release` does not exit before its
+    /// deletes went out.
     pub(crate) fn release(
         &mut self,
         target: &Target,
         key: &str,
         token: &str,
+        record: Option<&Record>,
     ) -> Result<Released, LockError> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         let script = if target.is_shared() {
@@ -109,6 +114,7 @@ impl Redlock {
             &RELEASE
         };
         let readers = target.readers();
+        let history = target.keys.history();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round_everywhere(|con| {
@@ -117,8 +123,10 @@ impl Redlock {
             invocation
                 .key(&*layout.name(&hand_over.queue))
                 .key(&*layout.name(&readers))
+                .key(&*layout.name(&history))
                 .key(layout.names(&settle))
                 .arg(token);
+            history::args(record, &mut invocation);
             let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
             Ok(Answer::from_code(code, ()))
         });

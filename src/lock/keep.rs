@@ -4,6 +4,7 @@
 //! the numbers.
 
 use super::engine::{LockError, Redlock};
+use super::history::{self, Record};
 use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
@@ -14,11 +15,12 @@ use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// The compare-and-set that keeps a lock (keep/keep.lua), or releases it when nothing is left
-/// of the hold.
+/// of the hold, recording the run either way.
 pub(super) static KEEP: Lua = Lua::new(&[
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
+    history::RECORD,
     Part::new(include_str!("keep/keep.lua")),
 ]);
 
@@ -31,6 +33,8 @@ pub(crate) struct Keep<'a> {
     /// The PTTL our key should have on a server that runs the request at once; `None` when
     /// unknown.
     pub(crate) expected_pttl: Option<Duration>,
+    /// The run to record in the same call (history.rs).
+    pub(crate) record: Option<&'a Record>,
 }
 
 /// How long a keep keeps the key.
@@ -85,6 +89,7 @@ impl Redlock {
         let expected_ms = keep
             .expected_pttl
             .map_or(0, |pttl| pttl.as_millis() as u64 + 1);
+        let history = target.keys.history();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
@@ -92,12 +97,14 @@ impl Redlock {
             let mut invocation = KEEP.script().key(&*layout.name(key));
             invocation
                 .key(&*layout.name(&hand_over.queue))
+                .key(&*layout.name(&history))
                 .key(layout.names(&settle))
                 .arg(token)
                 .arg(keep.value)
                 .arg(hold_ms)
                 .arg(expected_ms)
                 .arg(acquired_ms);
+            history::args(keep.record, &mut invocation);
             let (answer, px): (i64, u64) = hand_over.args(&mut invocation).invoke(con)?;
             Ok(match answer {
                 1 => Answer::Kept(Duration::from_millis(px)),
@@ -136,9 +143,10 @@ impl Redlock {
             Verdict::No => {
                 // Not ours on a quorum: a refusal keeps nothing. Where this round swapped our
                 // token for the kept value, that value goes as our token would have gone with a
-                // release, instead of holding a minority's key until the hold is over.
+                // release, instead of holding a minority's key until the hold is over. The run
+                // was recorded (or not) by the keep itself.
                 if outcome.yes > 0 {
-                    let _ = self.release(target, key, keep.value);
+                    let _ = self.release(target, key, keep.value, None);
                 }
                 Err(LockError::NotHeld {
                     acted: outcome.yes,

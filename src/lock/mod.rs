@@ -9,7 +9,8 @@
 //!   wait/: retrying until `--wait` runs out (the schedule, the pause and its wake-ups).
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - shared.rs: shared holders (`--shared`) and why they exclude writers.
-//! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers.
+//! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers;
+//!   history.rs: the run history those give-backs record, and its read.
 //! - inspect.rs: reading what the servers hold; list.rs: every lock under a prefix;
 //!   verdict.rs: the quorum's verdict on it.
 //! - engine.rs: `Redlock`, `Held` and `LockError`, which every operation shares.
@@ -24,6 +25,7 @@ mod engine;
 #[cfg(test)]
 mod every_script;
 mod fence;
+mod history;
 mod holder;
 mod inspect;
 mod keep;
@@ -45,6 +47,7 @@ mod withdraw;
 
 pub(crate) use engine::{Held, LockError, Redlock};
 pub(crate) use fence::holder_fence;
+pub(crate) use history::{Keeping, Record, Stored};
 pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, Waiting as QueuedWaiter};
 pub(crate) use keep::{HoldLeft, Keep, Kept};

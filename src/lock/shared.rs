@@ -39,6 +39,7 @@
 //! asks again on its schedule, and a writer that crashed stops listening and so stops holding
 //! readers back.
 
+use super::history;
 use super::keys;
 use super::queue;
 use super::script::{Constant, Lua, Part};
@@ -61,11 +62,12 @@ pub(super) static ACQUIRE: Lua = Lua::new(&[
     ]),
 ]);
 
-/// A shared holder leaves (shared/release.lua).
+/// A shared holder leaves (shared/release.lua), recording its run.
 pub(super) static RELEASE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     queue::FREED,
     FUNCTIONS,
+    history::RECORD,
     Part::new(include_str!("shared/release.lua")),
 ]);
 

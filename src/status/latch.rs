@@ -188,14 +188,10 @@ pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyho
     };
     print(text.trim_end());
     if listed.answered < engine.quorum() {
-        return Err(exit::fail(
-            Outcome::Unavailable,
-            format!(
-                "only {} of {} servers answered; the list may be incomplete ({})",
-                listed.answered,
-                engine.servers().len(),
-                listed.failures.join("; ")
-            ),
+        return Err(exit::incomplete(
+            "list",
+            (listed.answered, engine.servers().len()),
+            &listed.failures,
         ));
     }
     Ok(Outcome::Success)

@@ -112,13 +112,10 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             .iter()
             .filter_map(|(server, l)| l.as_ref().err().map(|e| format!("{server}: {e}")))
             .collect();
-        return Err(exit::fail(
-            Outcome::Unavailable,
-            format!(
-                "only {answered} of {} servers answered; the list may be incomplete ({})",
-                listings.len(),
-                reasons.join("; ")
-            ),
+        return Err(exit::incomplete(
+            "list",
+            (answered, listings.len()),
+            &reasons,
         ));
     }
     Ok(Outcome::Success)

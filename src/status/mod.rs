@@ -10,6 +10,7 @@
 //! - latch.rs: one latch, the latches listed after the locks, and every latch verb's JSON.
 //! - shown.rs: one mutex or semaphore as shown, and how it is printed.
 //! - text.rs and json.rs: how a verdict, a server's view, a holder and a waiter are shown.
+//! - watch.rs: `--watch`, the same status again and again over the same connections.
 
 mod json;
 pub(crate) mod latch;
@@ -18,6 +19,7 @@ mod lock;
 mod semaphore;
 mod shown;
 mod text;
+mod watch;
 
 use crate::cli::StatusArgs;
 use crate::config::{self, Config};
@@ -26,15 +28,29 @@ use crate::lock::{Limit, Redlock, Target};
 use crate::report::Reporter;
 use serde_json::Value;
 use shown::{show, Shown};
+pub(crate) use text::{align, print};
 
 pub(crate) fn run(
     config: &Config,
     reporter: Reporter,
     args: &StatusArgs,
 ) -> anyhow::Result<Outcome> {
+    if let Some(every) = args.watch {
+        return watch::run(config, reporter, args, every);
+    }
     let mut engine = config.redlock(reporter);
+    once(config, reporter, &mut engine, args)
+}
+
+/// One `status`, printed, over `engine`'s connections: what `--watch` repeats.
+fn once(
+    config: &Config,
+    reporter: Reporter,
+    engine: &mut Redlock,
+    args: &StatusArgs,
+) -> anyhow::Result<Outcome> {
     let Some(name) = &args.name else {
-        return list::all(config, &mut engine, args.json);
+        return list::all(config, engine, args.json);
     };
     let target = config.target(name, args.limit, false, args.shared)?;
     let inspection = engine.inspect(&target);
@@ -42,7 +58,7 @@ pub(crate) fn run(
         if let Some(found) = inspection.limit.other_than(slots) {
             return Err(config::limit_mismatch(name, Some(slots), found));
         }
-        return show(semaphore::report(&engine, &target, inspection), args.json);
+        return show(semaphore::report(engine, &target, inspection), args.json);
     }
     let slots = match &inspection.limit {
         Limit::Absent => None,
@@ -56,13 +72,13 @@ pub(crate) fn run(
         }
     };
     let Some(slots) = slots else {
-        return show(lock::report(&engine, &target, &inspection), args.json);
+        return show(lock::report(engine, &target, &inspection), args.json);
     };
-    let semaphore = semaphore_of(config, &mut engine, &target, slots)?;
+    let semaphore = semaphore_of(config, engine, &target, slots)?;
     if lock::is_absent(&inspection) {
         return show(semaphore, args.json);
     }
-    let mut mutex = lock::report(&engine, &target, &inspection);
+    let mut mutex = lock::report(engine, &target, &inspection);
     if mutex.held() && semaphore.held() {
         reporter.warn(&format!(
             "'{name}' is held both as a lock and as a semaphore of {slots} slots, which do not exclude each other; use one or the other"

@@ -4,6 +4,7 @@
 use crate::human;
 use crate::lock::{self, Holding, QueuedWaiter, SharedHolder};
 use crate::token::{self, RunEnd};
+use std::cell::RefCell;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -67,13 +68,34 @@ pub(super) fn listed(verdict: &Holding) -> (&'static str, String, String) {
     }
 }
 
-pub(super) fn print(text: &str) {
-    // A closed pipe (`redlock status | head -1`) is not an error worth reporting.
-    let _ = writeln!(std::io::stdout(), "{text}");
+thread_local! {
+    /// While `--watch` makes a frame (`captured`), what `print` is asked to write.
+    static FRAME: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn print(text: &str) {
+    let kept = FRAME.with_borrow_mut(|frame| {
+        let frame = frame.as_mut()?;
+        frame.push_str(text);
+        frame.push('\n');
+        Some(())
+    });
+    if kept.is_none() {
+        // A closed pipe (`redlock status | head -1`) is not an error worth reporting.
+        let _ = writeln!(std::io::stdout(), "{text}");
+    }
+}
+
+/// Runs `show` with what it prints kept rather than written: the text, then `show`'s result.
+/// So `--watch` shows what a `status` prints, exactly, without a second way to print it.
+pub(super) fn captured<T>(show: impl FnOnce() -> T) -> (String, T) {
+    FRAME.set(Some(String::new()));
+    let result = show();
+    (FRAME.take().unwrap_or_default(), result)
 }
 
 /// Columns padded to their widest cell, two spaces apart; the last column is not padded.
-pub(super) fn align<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
     let mut widths = [0usize; N];
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

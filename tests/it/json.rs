@@ -157,6 +157,11 @@ fn every_json_document_has_the_fields_readme_lists() {
     );
     assert_eq!(slow.status.code(), Some(124));
     assert!(events(&schema.log(&slow)).contains(&"timed_out"));
+    let history = schema.stdout(
+        "history NAME --json",
+        &ok(&cluster, &["history", "slow", "--json"]),
+    );
+    assert_eq!(history["runs"][0]["ended_as"], "max-runtime");
 
     // The semaphore alone, then beside the mutex of its name (a warning), and the list.
     let semaphore = schema.status(&ok(&cluster, &["status", "pool", "--json"]));

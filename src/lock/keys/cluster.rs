@@ -143,6 +143,7 @@ mod tests {
             keys.slot(3),
             fence(&keys.slot(3)),
             queue(&keys.semaphore()),
+            keys.history(),
             LatchKeys::new("", lock).key().to_string(),
         ]
     }

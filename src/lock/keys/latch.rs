@@ -62,6 +62,7 @@ mod tests {
             lock.semaphore(),
             lock.slot(0),
             queue(&lock.semaphore()),
+            lock.history(),
         ] {
             assert_ne!(beside, latch.key());
         }

@@ -61,6 +61,7 @@ mod tests {
             queue(&keys.semaphore()),
             readers(keys.lock()),
             keys.limit(),
+            keys.history(),
             keys.semaphore(),
             LatchKeys::new("redlock:", "deploy").key().to_string(),
             format!("{}:x", keys.semaphore()),

@@ -1,6 +1,6 @@
 //! A lock's names: its key, a semaphore's slots and limit, and what redlock keeps beside them
-//! (queue, wake-up channels, shared holders, fencing counters), built, and taken apart where a
-//! name comes back to us.
+//! (queue, wake-up channels, shared holders, fencing counters, run history), built, and taken
+//! apart where a name comes back to us.
 
 /// Separates a lock key from what redlock keeps beside it.
 pub(crate) const SEPARATOR: char = '\x1f';
@@ -11,6 +11,7 @@ const READERS: &str = "readers";
 const QUEUE: &str = "queue";
 pub(super) const WAKE: &str = "wake";
 const FENCE: &str = "fence";
+const HISTORY: &str = "history";
 
 /// The keys of one lock name under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +45,12 @@ impl LockKeys {
     /// The key that says how many slots the semaphore NAME has (limit.rs).
     pub(crate) fn limit(&self) -> String {
         format!("{}{SEPARATOR}{LIMIT}", self.semaphore())
+    }
+
+    /// The run history of the name (lock/history.rs): one list for the mutex NAME, its shared
+    /// holders and the semaphore NAME's slots alike, each entry saying which it was.
+    pub(crate) fn history(&self) -> String {
+        format!("{}{SEPARATOR}{HISTORY}", self.key)
     }
 }
 
@@ -109,6 +116,7 @@ mod tests {
         assert_eq!(wake_prefix(keys.lock()), "redlock:deploy\u{1f}wake\u{1f}");
         assert_eq!(fence(keys.lock()), "redlock:deploy\u{1f}fence");
         assert_eq!(readers(keys.lock()), "redlock:deploy\u{1f}readers");
+        assert_eq!(keys.history(), "redlock:deploy\u{1f}history");
         assert_eq!(
             fence(&keys.slot(2)),
             "redlock:deploy\u{1f}slots:2\u{1f}fence"

@@ -1,7 +1,7 @@
 //! Every Redis key and channel name redlock writes or reads, built and taken apart here and
 //! nowhere else: the lock key, a semaphore's slots and limit, a lock's queue of waiters and their
 //! wake-up channels, the reservation a release leaves for the waiter it woke, fencing counters,
-//! and a latch's key, count field and channel.
+//! a name's run history, and a latch's key, count field and channel.
 //!
 //! The lock NAME is the key `<prefix><NAME>`: a plain string holding the holder's token, the
 //! layout redsync, node-redlock, pottery and redis-py share. Everything redlock keeps beside a
@@ -16,6 +16,7 @@
 //! | shared holders of a lock (sorted set) | `<prefix><NAME>␟readers` |
 //! | queue of waiters (sorted set) | `<prefix><NAME>␟queue`, a semaphore's `<prefix><NAME>␟slots␟queue` |
 //! | wake-up channel of waiter W | `<prefix><NAME>␟wake␟W`, a semaphore's `<prefix><NAME>␟slots␟wake␟W` |
+//! | run history of the name (a list, newest first; lock/history.rs) | `<prefix><NAME>␟history` |
 //! | latch NAME (a hash: `␟count`, then one field per id counted down) | `<prefix><NAME>␟latch` |
 //! | channel of a latch's count-downs | `<prefix><NAME>␟latch␟wake` |
 //!

@@ -1,0 +1,132 @@
+//! Every server's copy of a history made into one list of runs: one per token, with the servers
+//! that recorded it (a run on fewer than a quorum is partial), newest first, then cut to what
+//! `--since` and `--last` ask for.
+
+use super::entry::Entry;
+use crate::lock::{NodeError, Stored};
+use crate::token;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One run, as the servers recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Run {
+    pub(super) entry: Entry,
+    /// How many servers recorded it.
+    pub(super) servers: usize,
+}
+
+impl Run {
+    /// When it started: the acquisition time its token carries, else its end less what it held.
+    pub(super) fn started_unix_ms(&self) -> Option<u64> {
+        token::holder(&self.entry.token)
+            .map(|holder| holder.acquired_unix_ms)
+            .or_else(|| {
+                let held = self.entry.held?.as_millis() as u64;
+                Some(self.entry.ended_unix_ms.saturating_sub(held))
+            })
+    }
+}
+
+/// What `--since` and `--last` keep.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Cut {
+    /// Runs that ended at or after this, in unix ms.
+    pub(super) ended_since_unix_ms: Option<u64>,
+    pub(super) last: Option<usize>,
+}
+
+impl Cut {
+    pub(super) fn new(since: Option<Duration>, last: Option<usize>, now_unix_ms: u64) -> Cut {
+        Cut {
+            ended_since_unix_ms: since
+                .map(|since| now_unix_ms.saturating_sub(since.as_millis() as u64)),
+            last,
+        }
+    }
+}
+
+/// The runs in `copies` (each server's, or why it could not say), newest first, as `cut` keeps
+/// them. Entries nobody here can read (another layout) are left out.
+pub(super) fn merge(copies: &[&Result<Stored, NodeError>], cut: Cut) -> Vec<Run> {
+    let mut by_token: BTreeMap<String, Run> = BTreeMap::new();
+    for stored in copies.iter().filter_map(|copy| copy.as_ref().ok()) {
+        // A server counts once for a token, however many entries it has of it.
+        let mut here: Vec<String> = Vec::new();
+        for entry in stored.entries.iter().filter_map(|text| Entry::parse(text)) {
+            if here.contains(&entry.token) {
+                continue;
+            }
+            here.push(entry.token.clone());
+            by_token
+                .entry(entry.token.clone())
+                .and_modify(|run| run.servers += 1)
+                .or_insert(Run { entry, servers: 1 });
+        }
+    }
+    let mut runs: Vec<Run> = by_token
+        .into_values()
+        .filter(|run| {
+            cut.ended_since_unix_ms
+                .is_none_or(|since| run.entry.ended_unix_ms >= since)
+        })
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse((run.started_unix_ms(), run.entry.ended_unix_ms)));
+    runs.truncate(cut.last.unwrap_or(usize::MAX));
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::entry::Ended;
+    use super::*;
+
+    fn entry(token: &str, ended_unix_ms: u64) -> String {
+        Entry {
+            token: token.to_string(),
+            ended: Ended::Ok,
+            ended_unix_ms,
+            held: Some(Duration::from_millis(10)),
+            waited: None,
+            fence: None,
+            slot: None,
+            shared: false,
+        }
+        .encode()
+    }
+
+    fn stored(entries: &[String]) -> Result<Stored, NodeError> {
+        Ok(Stored {
+            entries: entries.to_vec(),
+            expires_in: None,
+        })
+    }
+
+    #[test]
+    fn one_run_per_token_counted_on_each_server_that_has_it() {
+        let (a, b, c) = (entry("a", 1_000), entry("b", 2_000), entry("c", 3_000));
+        let copies = [
+            stored(&[c.clone(), b.clone(), a.clone()]),
+            stored(&[
+                b.clone(),
+                b.clone(),
+                a.clone(),
+                "2 from a newer layout".into(),
+            ]),
+            Err(NodeError::Down("refused".into())),
+        ];
+        let copies: Vec<&Result<Stored, NodeError>> = copies.iter().collect();
+        let runs = merge(&copies, Cut::default());
+        let seen: Vec<(&str, usize)> = runs
+            .iter()
+            .map(|run| (run.entry.token.as_str(), run.servers))
+            .collect();
+        // Newest first (foreign tokens: by their end less what they held); `b` twice on one
+        // server counts once there.
+        assert_eq!(seen, [("c", 1), ("b", 2), ("a", 2)]);
+        let since = merge(&copies, Cut::new(Some(Duration::from_secs(2)), None, 4_000));
+        assert_eq!(since.len(), 2);
+        let last = merge(&copies, Cut::new(None, Some(1), 4_000));
+        assert_eq!(last[0].entry.token, "c");
+    }
+}
