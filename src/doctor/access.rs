@@ -137,11 +137,11 @@ fn dry_run(
     Some(refused)
 }
 
-/// What the probe of the commands that write ends with: the hash they wrote, deleted in the same
-/// script (so nothing is left, whatever else they did).
-const DELETE_HASH: Need = Need {
+/// What the probe of the commands that write ends with: the hash and the list they wrote,
+/// deleted in the same script (so nothing is left, whatever else they did).
+const DELETE_WRITTEN: Need = Need {
     command: "del",
-    args: &[Arg::Hash],
+    args: &[Arg::Hash, Arg::History],
     place: Place::Script,
     for_what: "the probe's own clean-up",
     optional: false,
@@ -177,7 +177,7 @@ fn probe(
             let del_refused = refused.iter().any(|r| r.need.command == "del");
             if !writing.is_empty() && !del_refused {
                 let mut cleaned = writing.clone();
-                cleaned.push(&DELETE_HASH);
+                cleaned.push(&DELETE_WRITTEN);
                 if let Probed::Ran(failed) = run_probe(con, names, &cleaned)? {
                     refused.extend(failed.into_iter().filter(|r| r.need.writes));
                 }
@@ -217,7 +217,7 @@ fn run_probe(
     names: &Names,
     needs: &[&'static Need],
 ) -> Result<Probed, String> {
-    let keys = [&names.lock, &names.queue, &names.hash];
+    let keys = [&names.lock, &names.queue, &names.hash, &names.history];
     let mut eval = redis::cmd("EVAL");
     eval.arg(PROBE).arg(keys.len()).arg(&keys);
     for need in needs {

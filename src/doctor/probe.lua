@@ -1,7 +1,8 @@
 -- Runs commands as redlock's scripts run them and says which the server refused: a probe of the
 -- user's permissions inside a script, for servers without ACL DRYRUN (doctor/access.rs).
 --
--- KEYS: the names the commands take: a lock key, a queue and a hash, none of which may exist.
+-- KEYS: the names the commands take: a lock key, a queue, a hash and a run history (a list),
+--   none of which may exist.
 -- ARGV: the commands, each as its argument count, then its name and arguments; an argument
 --   that is the byte 0x1F followed by N stands for KEYS[N].
 -- Returns: {'exists'} when one of the keys exists (then nothing is run: the commands would

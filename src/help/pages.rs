@@ -236,7 +236,7 @@ pub(crate) struct Variable {
 
 /// Every subcommand: each one connects to the servers.
 const EVERY: &[&str] = &[
-    "acquire", "release", "extend", "status", "exec", "latch", "doctor",
+    "acquire", "release", "extend", "status", "history", "exec", "latch", "doctor",
 ];
 
 /// What redlock reads besides its options' variables (those are listed with each option).
