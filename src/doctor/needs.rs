@@ -109,7 +109,7 @@ pub(super) const NEEDS: &[Need] = &[
         need(
             "script|load",
             &[Text("return 0")],
-            "scripts over TLS, to Sentinel groups and clusters",
+            "a script the server forgot while connected (SCRIPT FLUSH)",
         ),
     ),
     at(Place::Connection, need("ping", &[], LOCKS)),
