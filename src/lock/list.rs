@@ -8,6 +8,7 @@ use super::nodes::NodeError;
 use super::script::{Lua, Part};
 use super::verdict::{key_state, KeyState};
 use crate::clock::BootInstant;
+use redis::ConnectionLike;
 use std::collections::BTreeMap;
 
 /// The live shared holders of several locks (list/readers.lua).
@@ -26,15 +27,7 @@ impl Redlock {
             // Every master of a cluster: a SCAN lists only its own node's keys.
             con.each_node(|node| {
                 for pattern in layout.patterns(&glob_escape(prefix), "") {
-                    let mut cursor: u64 = 0;
-                    loop {
-                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                            .arg(cursor)
-                            .arg("MATCH")
-                            .arg(&pattern)
-                            .arg("COUNT")
-                            .arg(1000)
-                            .query(node)?;
+                    scan(node, &pattern, |keys, node| {
                         // Waiter queues and fencing counters live beside their locks; they are
                         // not locks. A semaphore's slots are.
                         let keys: Vec<(String, String)> = keys
@@ -46,12 +39,8 @@ impl Redlock {
                                 ours.then_some((key, plain))
                             })
                             .collect();
-                        read_listed(layout, &keys, node, &mut found)?;
-                        if next == 0 {
-                            break;
-                        }
-                        cursor = next;
-                    }
+                        read_listed(layout, &keys, node, &mut found)
+                    })?;
                 }
                 Ok(())
             })?;
@@ -65,6 +54,30 @@ impl Redlock {
             .zip(replies)
             .map(|(server, reply)| (server.display.clone(), reply.result))
             .collect()
+    }
+}
+
+/// Every key on `node` that `pattern` matches, a SCAN batch at a time, each batch handed to
+/// `batch` with the node (to read what the keys hold).
+pub(super) fn scan(
+    node: &mut dyn ConnectionLike,
+    pattern: &str,
+    mut batch: impl FnMut(Vec<String>, &mut dyn ConnectionLike) -> redis::RedisResult<()>,
+) -> redis::RedisResult<()> {
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query(node)?;
+        batch(keys, node)?;
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
     }
 }
 

@@ -8,7 +8,7 @@ use super::view::View;
 use crate::clock::BootInstant;
 use crate::human::printable;
 use crate::lock::keys::{self, Layout, SEPARATOR};
-use crate::lock::list::glob_escape;
+use crate::lock::list::{glob_escape, scan};
 use crate::lock::nodes::{NodeError, Reply};
 use crate::lock::Redlock;
 use crate::server::Session;
@@ -90,15 +90,7 @@ impl Redlock {
             // Every master of a cluster: a SCAN lists only its own node's keys.
             con.each_node(|node| {
                 for pattern in &patterns {
-                    let mut cursor: u64 = 0;
-                    loop {
-                        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                            .arg(cursor)
-                            .arg("MATCH")
-                            .arg(pattern)
-                            .arg("COUNT")
-                            .arg(1000)
-                            .query(node)?;
+                    scan(node, pattern, |keys, node| {
                         for key in keys {
                             let name = layout
                                 .plain(&key)
@@ -107,11 +99,8 @@ impl Redlock {
                                 found.insert(name, read(&key, node)?);
                             }
                         }
-                        if next == 0 {
-                            break;
-                        }
-                        cursor = next;
-                    }
+                        Ok(())
+                    })?;
                 }
                 Ok(())
             })?;
