@@ -60,7 +60,9 @@ struct Shared {
     stop: AtomicBool,
     open: Mutex<Vec<Arc<Link>>>,
     /// Every connection since the counts were last cleared, in the order they were accepted.
-    counted: Mutex<Vec<Arc<Link>>>,
+    /// Only the counts: a link kept here would keep its sockets open, and an aborted one must
+    /// close (the last close is what sends the RST).
+    counted: Mutex<Vec<Arc<Flights>>>,
     /// Connections aborted so far.
     resets: AtomicUsize,
 }
@@ -70,10 +72,16 @@ struct Link {
     client: TcpStream,
     server: TcpStream,
     aborted: AtomicBool,
+    flights: Arc<Flights>,
+}
+
+/// What one connection cost in flights (the module comment).
+#[derive(Default)]
+struct Flights {
     /// The client has sent bytes since it was last handed a reply: a flight is under way.
     sent: AtomicBool,
     /// Flights that got their reply.
-    flights: AtomicUsize,
+    done: AtomicUsize,
 }
 
 /// What the connections through a proxy cost, since it started or since `recount`.
@@ -133,7 +141,7 @@ impl Proxy {
             connections: links.len(),
             flights: links
                 .iter()
-                .map(|link| link.flights.load(Ordering::SeqCst))
+                .map(|flights| flights.done.load(Ordering::SeqCst))
                 .collect(),
         }
     }
@@ -220,10 +228,9 @@ fn accept(listener: TcpListener, server_port: u16, shared: Arc<Shared>) {
             client,
             server,
             aborted: AtomicBool::new(false),
-            sent: AtomicBool::new(false),
-            flights: AtomicUsize::new(0),
+            flights: Arc::default(),
         });
-        shared.counted.lock().unwrap().push(link.clone());
+        shared.counted.lock().unwrap().push(link.flights.clone());
         if *shared.fault.lock().unwrap() == Fault::Reset {
             shared.abort(&link);
             continue;
@@ -249,8 +256,9 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
                 std::thread::sleep(due.saturating_duration_since(Instant::now()));
                 // A reply handed over ends the flight under way, if any; counted before the
                 // client can see it (and exit, and the test read the count).
-                if direction == Direction::Reply && link.sent.swap(false, Ordering::SeqCst) {
-                    link.flights.fetch_add(1, Ordering::SeqCst);
+                if direction == Direction::Reply && link.flights.sent.swap(false, Ordering::SeqCst)
+                {
+                    link.flights.done.fetch_add(1, Ordering::SeqCst);
                 }
                 if to.write_all(&bytes).is_err() {
                     return;
@@ -275,7 +283,7 @@ fn pump(link: &Arc<Link>, direction: Direction, shared: &Shared) {
         };
         let now = Instant::now();
         if direction == Direction::Request {
-            link.sent.store(true, Ordering::SeqCst);
+            link.flights.sent.store(true, Ordering::SeqCst);
         }
         let held = match direction {
             Direction::Request => now,
