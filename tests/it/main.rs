@@ -15,6 +15,7 @@ mod exec;
 mod exec_stops;
 mod faults;
 mod fence;
+mod handover;
 mod interop;
 mod json;
 mod kept;
