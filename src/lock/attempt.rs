@@ -85,10 +85,10 @@ impl Redlock {
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
             let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
-            let (entry, stamp, lease, listening) = match waiter {
+            let (entry, queued, lease, listening) = match waiter {
                 Some(w) => (
                     w.entry.clone(),
-                    w.stamp_ms,
+                    w.queued,
                     w.lease.as_millis() as u64,
                     w.listening,
                 ),
@@ -120,7 +120,7 @@ impl Redlock {
                     .arg(order.len())
                     .arg(if fenced { "1" } else { "0" })
                     .arg(&entry)
-                    .arg(stamp)
+                    .arg(if queued { "1" } else { "0" })
                     .arg(lease)
                     .arg(&hand_over.wake_prefix)
                     .arg(if listening { "1" } else { "0" })

@@ -1,114 +1,15 @@
 //! The hand-over from a release to the queued waiter it wakes: acted on at once whatever attempt
-//! the waiter is at, on the connections it already listens on, also with a server stopped.
+//! the waiter is at, on the connections it already listens on, also with a server stopped; and
+//! the head of the queue keeps its place while its take-over is slow (after a release or an
+//! expiry), so a later waiter or reader does not pass it.
 
-use crate::support::waiters::{spawn_waiter, WAITER_RETRY_DELAY};
+use crate::support::proxy::{Fault, Proxy};
+use crate::support::waiters::*;
 use crate::support::*;
 use std::time::Duration;
 
-/// One test connection per server, opened once, so that watching the servers opens no
-/// connection the counts below would see.
-struct Watch {
-    connections: Vec<redis::Connection>,
-}
-
-impl Watch {
-    fn new(cluster: &Cluster) -> Watch {
-        Watch {
-            connections: cluster.servers.iter().map(Redis::connection).collect(),
-        }
-    }
-
-    /// `INFO section` of server `index`: its `field`.
-    fn info(&mut self, index: usize, section: &str, field: &str) -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg(section)
-            .query(&mut self.connections[index])
-            .unwrap();
-        info.lines()
-            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-            .map_or(0, |value| value.trim().parse().unwrap())
-    }
-
-    /// Scripts server `index` ran (EVAL and EVALSHA): one for each attempt of the waiter.
-    fn scripts(&mut self, index: usize) -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query(&mut self.connections[index])
-            .unwrap();
-        info.lines()
-            .filter(|line| {
-                line.starts_with("cmdstat_eval:") || line.starts_with("cmdstat_evalsha:")
-            })
-            .filter_map(|line| {
-                line.split("calls=")
-                    .nth(1)?
-                    .split(',')
-                    .next()?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .sum()
-    }
-
-    /// Connections server `index` accepted since it started.
-    fn accepted(&mut self, index: usize) -> u64 {
-        self.info(index, "stats", "total_connections_received")
-    }
-
-    /// Runs `command` on each of the servers `on`.
-    fn each(&mut self, on: &[usize], command: &redis::Cmd) {
-        for &index in on {
-            let _: redis::Value = command.query(&mut self.connections[index]).unwrap();
-        }
-    }
-}
-
-/// A holder's key, `holder`, that expires `ttl` from now.
-fn holder_key(ttl: Duration) -> redis::Cmd {
-    let mut set = redis::cmd("SET");
-    set.arg(KEY)
-        .arg("holder")
-        .arg("PX")
-        .arg(ttl.as_millis() as u64);
-    set
-}
-
-/// A waiter (`spawn_waiter`: pauses of 10–30 s of its own) that has asked at least twice on
-/// every server of `live` before it settles into such a pause: the holder's key is kept short
-/// (a head's pause ends when the holder's TTL it saw runs out), then long, and the waiter is
-/// let to see the long one. Every attempt after the first goes out on a connection that
-/// listened during the pause before it.
-fn waiter_past_its_first_attempts(cluster: &Cluster, watch: &mut Watch, live: &[usize]) -> Running {
-    let short = Duration::from_millis(500);
-    watch.each(live, &holder_key(short));
-    let start: Vec<u64> = live.iter().map(|&i| watch.scripts(i)).collect();
-    let waiter = spawn_waiter(cluster, &[]);
-    let mut keep_short = redis::cmd("PEXPIRE");
-    keep_short.arg(KEY).arg(short.as_millis() as u64);
-    wait_for(
-        "the waiter's second attempt",
-        Duration::from_secs(20),
-        || {
-            watch.each(live, &keep_short);
-            live.iter()
-                .zip(&start)
-                .all(|(&i, &s)| watch.scripts(i) >= s + 2)
-        },
-    );
-    // Every attempt a server counts from here on saw the long TTL on every server, since every
-    // SET came before every count read here.
-    watch.each(live, &holder_key(Duration::from_secs(60)));
-    let seen: Vec<u64> = live.iter().map(|&i| watch.scripts(i)).collect();
-    wait_for(
-        "an attempt that saw the long TTL",
-        Duration::from_secs(20),
-        || live.iter().zip(&seen).all(|(&i, &s)| watch.scripts(i) > s),
-    );
-    waiter
-}
-
 /// Releases `holder` and asserts the waiter took the lock well within the shortest pause of
-/// its own, without a connection more than the release's.
+/// its own, without a connection more than the release's on any server of `live`.
 fn assert_woken_at_once(cluster: &Cluster, watch: &mut Watch, live: &[usize], mut waiter: Running) {
     let accepted: Vec<u64> = live.iter().map(|&i| watch.accepted(i)).collect();
     cluster
@@ -134,7 +35,7 @@ fn assert_woken_at_once(cluster: &Cluster, watch: &mut Watch, live: &[usize], mu
     let token = stdout_of(&output);
     let holding = live
         .iter()
-        .filter(|&&i| cluster.servers[i].get(KEY).as_deref() == Some(token.as_str()))
+        .filter(|&&i| watch.value(i).as_deref() == Some(token.as_str()))
         .count();
     assert!(
         holding > cluster.servers.len() / 2,
@@ -147,7 +48,7 @@ fn a_waiter_past_its_first_attempts_is_woken_at_once_on_the_connections_it_liste
     let cluster = Cluster::start(3);
     let mut watch = Watch::new(&cluster);
     let live = [0, 1, 2];
-    let waiter = waiter_past_its_first_attempts(&cluster, &mut watch, &live);
+    let waiter = past_first_attempts(&mut watch, &live, || spawn_waiter(&cluster, &[]));
     assert_woken_at_once(&cluster, &mut watch, &live, waiter);
 }
 
@@ -158,7 +59,132 @@ fn the_hand_over_works_with_one_of_five_servers_stopped() {
     watch.each(&[4], &holder_key(Duration::from_secs(60)));
     cluster.servers[4].stop();
     let live = [0, 1, 2, 3];
-    let waiter = waiter_past_its_first_attempts(&cluster, &mut watch, &live);
+    let waiter = past_first_attempts(&mut watch, &live, || spawn_waiter(&cluster, &[]));
     assert_woken_at_once(&cluster, &mut watch, &live, waiter);
     cluster.servers[4].resume();
+}
+
+/// The `--timeout` of the slow head's tests: each way through its proxies takes `SLOW_WAY`,
+/// so its take-over reaches the servers later than half this after the hand-over (the
+/// reservation a release used to leave), while its round trip stays within it.
+const SLOW_TIMEOUT: Duration = Duration::from_secs(1);
+const SLOW_WAY: Duration = Duration::from_millis(350);
+
+/// A head `head_args` (an exclusive acquire) that reaches every server `SLOW_WAY` late each
+/// way, through a delay proxy, queued first, and a follower `follower_args` queued behind it
+/// that asks every few ms; then `free` frees the lock. The head must take it, the follower
+/// must still wait.
+fn the_slow_head_goes_first(
+    cluster: &Cluster,
+    (head_args, follower_args): (&[&str], &[&str]),
+    free: impl FnOnce(&mut Watch),
+) {
+    let mut watch = Watch::new(cluster);
+    let all: Vec<usize> = (0..cluster.servers.len()).collect();
+    let proxies: Vec<Proxy> = cluster
+        .servers
+        .iter()
+        .map(|s| Proxy::start(s.port))
+        .collect();
+    for proxy in &proxies {
+        proxy.set(Fault::Delay(SLOW_WAY));
+    }
+    let urls: Vec<String> = proxies
+        .iter()
+        .map(|p| format!("redis://127.0.0.1:{}", p.port))
+        .collect();
+    let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
+    let mut head = Cmd::new(redlock_on(&urls.join(",")))
+        .args(head_args)
+        .args([
+            "--wait",
+            "30s",
+            "--retry-delay",
+            "20s",
+            "--timeout",
+            &timeout,
+        ])
+        .spawn();
+    watch.wait_for_waiters(&all, 1);
+    let mut follower = cluster
+        .redlock()
+        .args(follower_args)
+        .args([
+            "--wait",
+            "30s",
+            "--retry-delay",
+            "20ms",
+            "--timeout",
+            &timeout,
+        ])
+        .spawn();
+    watch.wait_for_waiters(&all, 2);
+    free(&mut watch);
+    wait_for(
+        "one of them to take the lock",
+        Duration::from_secs(20),
+        || head.try_wait().is_some() || follower.try_wait().is_some(),
+    );
+    assert!(
+        follower.try_wait().is_none(),
+        "the follower passed the head: {}",
+        stdout_of(&follower.wait())
+    );
+    let output = head.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let token = stdout_of(&output);
+    let holding = cluster.holding(KEY, &token);
+    assert!(
+        holding > all.len() / 2,
+        "{holding} servers hold the head's token"
+    );
+    follower.kill();
+}
+
+#[test]
+fn a_head_whose_take_over_is_slow_keeps_its_place() {
+    let cluster = Cluster::start(3);
+    let acquire = ["acquire", "job", "--ttl", "60s"];
+    cluster.servers.iter().for_each(|s| s.set(KEY, "holder"));
+    the_slow_head_goes_first(&cluster, (&acquire, &acquire), |_| {
+        let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
+        cluster
+            .cmd(["release", "job", "--token", "holder", "--timeout", &timeout])
+            .assert()
+            .success();
+    });
+}
+
+#[test]
+fn a_lock_that_expires_goes_to_the_head_not_to_a_later_waiter() {
+    let cluster = Cluster::start(3);
+    let acquire = ["acquire", "job", "--ttl", "60s"];
+    cluster.servers.iter().for_each(|s| s.set(KEY, "holder"));
+    // The holder's key goes as an expiry does: nobody is told.
+    the_slow_head_goes_first(&cluster, (&acquire, &acquire), |watch| {
+        watch.each(&[0, 1, 2], redis::cmd("DEL").arg(KEY));
+    });
+}
+
+#[test]
+fn a_waiting_writer_whose_take_over_is_slow_goes_before_a_later_reader() {
+    let cluster = Cluster::start(3);
+    let reader = cluster.acquire_token("job", &["--shared", "--ttl", "60s"]);
+    let writer = ["acquire", "job", "--ttl", "60s"];
+    let later_reader = ["acquire", "job", "--shared", "--ttl", "60s"];
+    the_slow_head_goes_first(&cluster, (&writer, &later_reader), |_| {
+        let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
+        cluster
+            .cmd([
+                "release",
+                "job",
+                "--shared",
+                "--token",
+                &reader,
+                "--timeout",
+                &timeout,
+            ])
+            .assert()
+            .success();
+    });
 }

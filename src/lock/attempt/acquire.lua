@@ -4,11 +4,12 @@
 -- KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
 --   counters in the same order, then a semaphore's limit key, and last the target's queue.
 -- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
---   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
---   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, and [11] whether the
---   target is a semaphore ('1': its candidates are all its slots, and their number its limit).
+--   (else empty) [5] its entry, [6] whether an earlier attempt queued it ('1', read by the
+--   shared acquire only) and [7] lease ms, then [8] the wake-up prefix, [9] whether the waiter
+--   listens ('1'), [10] the reservation ms, and [11] whether the target is a semaphore ('1':
+--   its candidates are all its slots, and their number its limit).
 -- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
---   to this waiter by a release, or already holds our token (a request repeated on a fresh
+--   to this waiter (a reservation naming it), or already holds our token (a request repeated on a fresh
 --   connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
 --   false, 0, m}, having touched nothing, when the semaphore's limit key says m slots, not ours
 --   (limit.rs); else {0, value, pttl, rank, type, 0, 0} for the candidate that frees soonest
@@ -16,6 +17,11 @@
 --   never expires; its type when another client keeps a non-string there, such as Redisson's
 --   hash), with the waiter's rank in the queue.
 -- Needs: queue/functions.lua, limit/functions.lua.
+--
+-- A free candidate is not set while a live waiter queued before this one (any, for an attempt
+-- that is not queued) waits: it is reserved for that waiter and woken instead (queue/mod.rs,
+-- step 3), so a later waiter, a newcomer or a one-shot acquire does not pass the head of the
+-- queue when the key expired or a reservation lapsed.
 --
 -- `SET … NX GET` (Redis 6.2+) sets and reads in one command; older servers reject NX with GET,
 -- and then a plain SET NX, TYPE and GET do the same in three. A key of another type makes
@@ -29,11 +35,17 @@ if semaphore then
   local other = limit_other(KEYS[#KEYS - 1], n)
   if other then return {0, false, 0, -1, false, 0, other} end
 end
+local waiting = redis.call('exists', queue) == 1
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
   local key = KEYS[i]
   local t, v = 'string', false
-  local old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
+  local old
+  if waiting and redis.call('exists', key) == 0 and queue_defer(key, queue, ARGV[8], ARGV[10], entry) then
+    old = redis.call('get', key)
+  else
+    old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
+  end
   if type(old) == 'table' and old.err then
     if string.find(old.err, 'WRONGTYPE', 1, true) then
       t = redis.call('type', key).ok
@@ -78,5 +90,5 @@ if won > 0 then
   return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[7]) end
 return {0, value, pttl, rank, kind, 0, 0}
