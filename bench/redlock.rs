@@ -5,10 +5,11 @@
 //! increment, or a redlock command that failed where it should have succeeded.
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
-//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd.
+//! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
+//! `--handover` only the hand-over and the order of the queue (part m).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to l.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to m.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -19,6 +20,10 @@ use std::path::PathBuf;
 #[allow(dead_code)]
 #[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
+// The integration tests' fault proxy: part m puts every server 10 ms away each way.
+#[allow(dead_code)]
+#[path = "../tests/it/support/proxy.rs"]
+mod proxy;
 
 mod harness;
 mod report;
@@ -29,6 +34,7 @@ mod crowd;
 mod exec;
 mod floor;
 mod grants;
+mod handover;
 mod latch;
 mod memory;
 mod mixed;
@@ -46,6 +52,8 @@ fn main() {
     let cluster_only = std::env::args().any(|a| a == "--cluster");
     // `--floor`: only what one process costs next to flock (part l), and the crowd (part f).
     let floor_only = std::env::args().any(|a| a == "--floor");
+    // `--handover`: only the hand-over gap and the order of the queue (part m).
+    let handover_only = std::env::args().any(|a| a == "--handover");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -65,8 +73,11 @@ fn main() {
     );
     println!("binary: {}", *REDLOCK);
 
-    let exec = bench.exec_available() && !latch_only && !cluster_only;
-    if latch_only {
+    let exec = bench.exec_available() && !latch_only && !cluster_only && !handover_only;
+    let handovers = if smoke { 3 } else { 20 };
+    if handover_only {
+        bench.part_m(&mut report, &servers, handovers);
+    } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
         bench.part_k(&mut report, &servers, runs.min(100));
@@ -82,6 +93,7 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
         bench.part_l(&mut report, runs.min(100), sections);
+        bench.part_m(&mut report, &servers, handovers);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -141,11 +141,16 @@ fn the_slow_head_goes_first(
     follower.kill();
 }
 
+/// Three servers on which `job` is held by the token `holder`, and an exclusive acquire.
+fn held() -> (Cluster, [&'static str; 4]) {
+    let cluster = Cluster::start(3);
+    cluster.servers.iter().for_each(|s| s.set(KEY, "holder"));
+    (cluster, ["acquire", "job", "--ttl", "60s"])
+}
+
 #[test]
 fn a_head_whose_take_over_is_slow_keeps_its_place() {
-    let cluster = Cluster::start(3);
-    let acquire = ["acquire", "job", "--ttl", "60s"];
-    cluster.servers.iter().for_each(|s| s.set(KEY, "holder"));
+    let (cluster, acquire) = held();
     the_slow_head_goes_first(&cluster, (&acquire, &acquire), |_| {
         let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
         cluster
@@ -157,9 +162,7 @@ fn a_head_whose_take_over_is_slow_keeps_its_place() {
 
 #[test]
 fn a_lock_that_expires_goes_to_the_head_not_to_a_later_waiter() {
-    let cluster = Cluster::start(3);
-    let acquire = ["acquire", "job", "--ttl", "60s"];
-    cluster.servers.iter().for_each(|s| s.set(KEY, "holder"));
+    let (cluster, acquire) = held();
     // The holder's key goes as an expiry does: nobody is told.
     the_slow_head_goes_first(&cluster, (&acquire, &acquire), |watch| {
         watch.each(&[0, 1, 2], redis::cmd("DEL").arg(KEY));
