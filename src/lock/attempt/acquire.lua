@@ -4,10 +4,11 @@
 -- KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
 --   counters in the same order, then a semaphore's limit key, and last the target's queue.
 -- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
---   (else empty) [5] its entry, [6] whether an earlier attempt queued it ('1', read by the
---   shared acquire only) and [7] lease ms, then [8] the wake-up prefix, [9] whether the waiter
---   listens ('1'), [10] the reservation ms, and [11] whether the target is a semaphore ('1':
---   its candidates are all its slots, and their number its limit).
+--   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
+--   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, [11] whether the
+--   target is a semaphore ('1': its candidates are all its slots, and their number its limit),
+--   and for a waiter [12] whether an earlier attempt queued it ('1', read by the shared
+--   acquire only) and [13] how old a stamp may be, in ms (`queue::stamp_trusted`).
 -- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
 --   to this waiter (a reservation naming it), or already holds our token (a request repeated on a fresh
 --   connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
@@ -90,5 +91,5 @@ if won > 0 then
   return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[13], ARGV[7]) end
 return {0, value, pttl, rank, kind, 0, 0}

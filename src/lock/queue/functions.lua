@@ -4,8 +4,9 @@
 -- KEYS: none of its own; each function takes the keys it touches.
 -- ARGV: none of its own; each function takes its arguments.
 -- Returns: nothing (a library: it defines these functions and runs nothing):
---   queue_join(queue, entry, lease): step 1; returns the rank. Reads the server's clock, then
---     writes: scripts call `redis.replicate_commands()` first for servers before Redis 5.
+--   queue_join(queue, entry, stamp, trusted, lease): step 1; returns the rank. Reads the
+--     server's clock, then writes: scripts call `redis.replicate_commands()` first for servers
+--     before Redis 5.
 --   queue_leave(queue, entry, prefix, listening): step 5; `listening` is '1' when the waiter
 --     listens (its listeners are then told `done`).
 --   queue_claims(value, entry): step 4; whether the key's `value` is this waiter's.
@@ -19,9 +20,11 @@
 -- Needs: the prelude's RESERVATION, BATCH_RESERVATION, SHARED_MARK, DEAD_SKIPPED and BATCH_MAX
 --   (queue/mod.rs).
 
-local function queue_join(queue, entry, lease)
+local function queue_join(queue, entry, stamp, trusted, lease)
   local t = redis.call('time')
-  redis.call('zadd', queue, 'NX', t[1] * 1000 + math.floor(t[2] / 1000), entry)
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  local score = math.max(math.min(tonumber(stamp), now), now - tonumber(trusted))
+  redis.call('zadd', queue, 'NX', score, entry)
   if redis.call('pttl', queue) < tonumber(lease) / 2 then redis.call('pexpire', queue, lease) end
   return redis.call('zrank', queue, entry)
 end

@@ -4,13 +4,16 @@
 //! built from it.
 //!
 //! 1. **Join.** A waiting acquire that a server refuses joins that server's queue of the lock
-//!    (`keys::queue`, a sorted set) under its entry, scored by the server's own clock when it
-//!    first joined there (`TIME` inside the script, `ZADD NX`, so a waiter keeps its place across
-//!    attempts). No client clock takes part: a waiter whose wall clock is behind cannot jump the
-//!    queue, and the order on each server is the order its requests reached that server (two
-//!    waiters arriving within a round trip of each other may be ordered differently on two
-//!    servers; a hand-over split between them is a split vote, which the loser's own schedule
-//!    and the next hand-over resolve). The attempt's reply says the waiter's rank.
+//!    (`keys::queue`, a sorted set) under its entry, scored by when it started waiting (`ZADD
+//!    NX`, so a waiter keeps its place across attempts). Every server must sort the same waiters
+//!    alike, or a release would wake a different waiter on each and none would hear a quorum:
+//!    each server's own clock at the join cannot give that (two waiters arriving together reach
+//!    the servers in different orders), so the score is the waiter's own stamp, and the server's
+//!    clock bounds it (`TIME` in the script): never later than the server's now, never earlier
+//!    than `stamp_trusted` before it (a --timeout and a second, more than an honest stamp's age
+//!    when its first request arrives). A waiter whose clock is behind, or ahead, is thus placed
+//!    within that window of its arrival on the server's clock: it cannot pass a waiter that
+//!    joined longer ago. The attempt's reply says the waiter's rank.
 //!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
 //!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
 //! 2. **Listen.** A waiter subscribes on every server to its own channel, `keys::wake_prefix`
@@ -138,11 +141,20 @@ impl HandOver {
     }
 }
 
+/// How much earlier than a server's clock a waiter's stamp may place it in the queue (step 1):
+/// its first request's --timeout, and a second for a loaded client and NTP's skew.
+pub(crate) fn stamp_trusted(timeout: Duration) -> Duration {
+    timeout + Duration::from_secs(1)
+}
+
 /// A waiting acquire's place in the servers' queues.
 pub(crate) struct Waiter {
     /// Its entry in the queue and the end of its channel's name: a fresh token (random, then the
     /// holder facts `status` shows as who waits), marked for a shared waiter.
     pub(crate) entry: String,
+    /// When it started waiting, on its wall clock, in ms since the epoch: the queue's order,
+    /// within what each server's clock allows (step 1).
+    pub(crate) stamp_ms: u64,
     /// Whether an attempt of it was queued somewhere: a shared waiter no longer in a server's
     /// queue was then woken in a batch there (shared/acquire.lua).
     pub(crate) queued: bool,
@@ -165,8 +177,12 @@ impl Waiter {
     /// A waiter named by `id` (a fresh token) that retries about every `retry` (up to
     /// `longest_pause`) with rounds of up to `timeout`.
     pub(crate) fn new(id: String, longest_pause: Duration, timeout: Duration) -> Waiter {
+        let stamp_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         Waiter {
             entry: id,
+            stamp_ms,
             queued: false,
             // Two of our longest pauses and a round, twice: a live waiter asks again well
             // within half of it.
@@ -213,11 +229,14 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_is_ordered_by_the_servers_clock_only() {
+    fn a_stamp_is_bounded_by_the_servers_clock() {
         let lua = Lua::new(&[FUNCTIONS]);
         let lua = lua.source();
-        assert!(lua.contains("local function queue_join(queue, entry, lease)\n"));
-        assert!(lua.contains("redis.call('time')"));
+        assert!(lua.contains("math.max(math.min(tonumber(stamp), now), now - tonumber(trusted))"));
+        assert_eq!(
+            stamp_trusted(Duration::from_millis(200)),
+            Duration::from_millis(1200)
+        );
     }
 
     #[test]
