@@ -19,9 +19,9 @@
 --   hash), with the waiter's rank in the queue.
 -- Needs: queue/functions.lua, limit/functions.lua.
 --
--- A free candidate is not set while a live waiter queued before this one (any, for an attempt
+-- A free candidate is not kept while a live waiter queued before this one (any, for an attempt
 -- that is not queued) waits: it is reserved for that waiter and woken instead (queue/mod.rs,
--- step 3), so a later waiter, a newcomer or a one-shot acquire does not pass the head of the
+-- step 3; the queue is read only when a SET succeeded, so a refused attempt costs nothing more), so a later waiter, a newcomer or a one-shot acquire does not pass the head of the
 -- queue when the key expired or a reservation lapsed.
 --
 -- `SET … NX GET` (Redis 6.2+) sets and reads in one command; older servers reject NX with GET,
@@ -36,30 +36,29 @@ if semaphore then
   local other = limit_other(KEYS[#KEYS - 1], n)
   if other then return {0, false, 0, -1, false, 0, other} end
 end
-local waiting = redis.call('exists', queue) == 1
+-- Whether the free `key` just set for us stays ours; if not, the reservation replaced our
+-- token within this script, so nobody ever saw it.
+local function keeps(key)
+  return not queue_defer(key, queue, ARGV[8], ARGV[10], entry)
+end
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
   local key = KEYS[i]
   local t, v = 'string', false
-  local old
-  if waiting and redis.call('exists', key) == 0 and queue_defer(key, queue, ARGV[8], ARGV[10], entry) then
-    old = redis.call('get', key)
-  else
-    old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
-  end
+  local old = redis.pcall('set', key, token, 'NX', 'PX', ttl, 'GET')
   if type(old) == 'table' and old.err then
     if string.find(old.err, 'WRONGTYPE', 1, true) then
       t = redis.call('type', key).ok
     elseif redis.call('set', key, token, 'NX', 'PX', ttl) then
-      won = i
-      break
+      if keeps(key) then won = i break end
+      v = redis.call('get', key)
     else
       t = redis.call('type', key).ok
       if t == 'string' then v = redis.call('get', key) end
     end
   elseif not old then
-    won = i
-    break
+    if keeps(key) then won = i break end
+    v = redis.call('get', key)
   else
     v = old
   end
