@@ -1,4 +1,4 @@
-//! m. The hand-over and its order: the gap from a holder's command ending to a queued waiter's
+//! o. The hand-over and its order: the gap from a holder's command ending to a queued waiter's
 //! command starting, on loopback and with every server 20 ms away (a delay proxy in front of
 //! each, 10 ms each way); first come, first served (E, queued early, before L, queued late); and
 //! a writer that waits before every reader that arrived 0.2 s or more after it, also with one of
@@ -26,9 +26,9 @@ const WRITER_AT: Duration = Duration::from_millis(550);
 const GRACE: Duration = Duration::from_millis(200);
 
 impl Bench {
-    /// m. the hand-over gap and the order of the queue, `runs` times each (10 at 20 ms).
-    pub(super) fn part_m(&mut self, report: &mut Report, servers: &[Redis], runs: usize) {
-        report.section("m. the hand-over: gap, first come first served, writer preference");
+    /// o. the hand-over gap and the order of the queue, `runs` times each (10 at 20 ms).
+    pub(super) fn part_o(&mut self, report: &mut Report, servers: &[Redis], runs: usize) {
+        report.section("o. the hand-over: gap, first come first served, writer preference");
         let mut binaries = vec![("now", REDLOCK.clone())];
         if let Ok(old) = std::env::var("REDLOCK_BASELINE") {
             binaries.push(("baseline", old));
@@ -85,16 +85,16 @@ impl Bench {
         let mut gaps = Vec::new();
         for run in 0..runs {
             let hold = format!("sleep {HOLD}; date +%s.%N");
-            let holder = spawn(binary, urls, &["exec", "m-gap", "--", "sh", "-c", &hold]);
+            let holder = spawn(binary, urls, &["exec", "o-gap", "--", "sh", "-c", &hold]);
             std::thread::sleep(WAITER_AFTER);
             let waiter = spawn(
                 binary,
                 urls,
-                &["exec", "m-gap", "--wait", "10s", "--", "date", "+%s.%N"],
+                &["exec", "o-gap", "--wait", "10s", "--", "date", "+%s.%N"],
             );
             let (Some(ended), Some(started)) = (stamp(holder), stamp(waiter)) else {
                 self.broken
-                    .push(format!("m (gap, {binary}): run {run} failed"));
+                    .push(format!("o (gap, {binary}): run {run} failed"));
                 continue;
             };
             gaps.push(Duration::from_secs_f64((started - ended).max(0.0)));
@@ -104,19 +104,19 @@ impl Bench {
 
     /// Whether E, queued early behind a 2 s holder, entered before L, queued late.
     fn e_before_l(&mut self, binary: &str, urls: &str, run: usize) -> bool {
-        let order = self.dir.join(format!("m-el-{run}"));
+        let order = self.dir.join(format!("o-el-{run}"));
         let _ = std::fs::remove_file(&order);
         let started = Instant::now();
-        let mut children = vec![spawn(binary, urls, &["exec", "m-el", "--", "sleep", "2"])];
+        let mut children = vec![spawn(binary, urls, &["exec", "o-el", "--", "sleep", "2"])];
         for (name, at) in ["E", "L"].into_iter().zip(EL_AT) {
             std::thread::sleep(at.saturating_sub(started.elapsed()));
             let enter = format!("echo {name} >> '{}'", order.display());
-            let args = ["exec", "m-el", "--wait", "10s", "--", "sh", "-c", &enter];
+            let args = ["exec", "o-el", "--wait", "10s", "--", "sh", "-c", &enter];
             children.push(spawn(binary, urls, &args));
         }
         if !children.into_iter().all(succeeded) {
             self.broken
-                .push(format!("m (E/L, {binary}): run {run} failed"));
+                .push(format!("o (E/L, {binary}): run {run} failed"));
         }
         std::fs::read_to_string(&order).is_ok_and(|o| o.lines().next() == Some("E"))
     }
@@ -127,12 +127,12 @@ impl Bench {
         let mut kept = 0;
         let mut waits = Vec::new();
         for run in 0..runs {
-            let order = self.dir.join(format!("m-rw-{run}"));
+            let order = self.dir.join(format!("o-rw-{run}"));
             let _ = std::fs::remove_file(&order);
             let (late, writer_arrived) = self.readers_and_a_writer(binary, urls, &order);
             let Some(writer_arrived) = writer_arrived else {
                 self.broken
-                    .push(format!("m (writer, {binary}): run {run} failed"));
+                    .push(format!("o (writer, {binary}): run {run} failed"));
                 continue;
             };
             let entered = std::fs::read_to_string(&order).unwrap_or_default();
@@ -175,7 +175,7 @@ impl Bench {
             if writer.is_none() && at >= WRITER_AT {
                 std::thread::sleep(WRITER_AT.saturating_sub(started.elapsed()));
                 let enter = format!("echo \"w $(date +%s.%N)\" >> '{}'", order.display());
-                let args = ["exec", "m-rw", "--wait", "20s", "--", "sh", "-c", &enter];
+                let args = ["exec", "o-rw", "--wait", "20s", "--", "sh", "-c", &enter];
                 let arrived = Instant::now();
                 writer = Some((spawn(binary, urls, &args), arrived, epoch()));
             }
@@ -189,7 +189,7 @@ impl Bench {
             }
             let enter = format!("echo {name} >> '{}'; sleep 0.3", order.display());
             let args = [
-                "exec", "m-rw", "--shared", "--wait", "20s", "--", "sh", "-c", &enter,
+                "exec", "o-rw", "--shared", "--wait", "20s", "--", "sh", "-c", &enter,
             ];
             readers.push(spawn(binary, urls, &args));
         }

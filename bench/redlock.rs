@@ -6,10 +6,10 @@
 //! `--smoke` runs a few iterations of everything, to check that the benchmark still works;
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
 //! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
-//! `--handover` only the hand-over and the order of the queue (part m).
+//! `--handover` only the hand-over and the order of the queue (part o).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to m.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to o.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 #[allow(dead_code)]
 #[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
-// The integration tests' fault proxy: part m puts every server 10 ms away each way.
+// The integration tests' fault proxy: part o puts every server 10 ms away each way.
 #[allow(dead_code)]
 #[path = "../tests/it/support/proxy.rs"]
 mod proxy;
@@ -52,7 +52,7 @@ fn main() {
     let cluster_only = std::env::args().any(|a| a == "--cluster");
     // `--floor`: only what one process costs next to flock (part l), and the crowd (part f).
     let floor_only = std::env::args().any(|a| a == "--floor");
-    // `--handover`: only the hand-over gap and the order of the queue (part m).
+    // `--handover`: only the hand-over gap and the order of the queue (part o).
     let handover_only = std::env::args().any(|a| a == "--handover");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
@@ -76,7 +76,7 @@ fn main() {
     let exec = bench.exec_available() && !latch_only && !cluster_only && !handover_only;
     let handovers = if smoke { 3 } else { 20 };
     if handover_only {
-        bench.part_m(&mut report, &servers, handovers);
+        bench.part_o(&mut report, &servers, handovers);
     } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
@@ -93,7 +93,7 @@ fn main() {
         bench.part_i(&mut report, &servers, runs.min(100));
         bench.part_k(&mut report, &servers, runs.min(100));
         bench.part_l(&mut report, runs.min(100), sections);
-        bench.part_m(&mut report, &servers, handovers);
+        bench.part_o(&mut report, &servers, handovers);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };
