@@ -7,10 +7,10 @@
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
 //! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
 //! `--history` only what recording a run costs (part m); `--distance` only servers at a
-//! distance (part n).
+//! distance (part n); `--handover` only the hand-over and the order of the queue (part o).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to n.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to o.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 #[allow(dead_code)]
 #[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
-// The integration tests' fault proxy: part n puts every server at a distance.
+// The integration tests' fault proxy: parts n and o put every server at a distance.
 #[allow(dead_code)]
 #[path = "../tests/it/support/proxy.rs"]
 mod proxy;
@@ -36,6 +36,7 @@ mod distance;
 mod exec;
 mod floor;
 mod grants;
+mod handover;
 mod history;
 mod latch;
 mod memory;
@@ -58,6 +59,8 @@ fn main() {
     let distance_only = std::env::args().any(|a| a == "--distance");
     // `--history`: only what recording a run costs (part m).
     let history_only = std::env::args().any(|a| a == "--history");
+    // `--handover`: only the hand-over gap and the order of the queue (part o).
+    let handover_only = std::env::args().any(|a| a == "--handover");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -77,12 +80,19 @@ fn main() {
     );
     println!("binary: {}", *REDLOCK);
 
-    let exec =
-        bench.exec_available() && !latch_only && !cluster_only && !distance_only && !history_only;
+    let exec = bench.exec_available()
+        && !latch_only
+        && !cluster_only
+        && !distance_only
+        && !history_only
+        && !handover_only;
+    let handovers = if smoke { 3 } else { 20 };
     if distance_only {
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
     } else if history_only {
         bench.part_m(&mut report, &servers, runs.min(100));
+    } else if handover_only {
+        bench.part_o(&mut report, &servers, handovers);
     } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
@@ -101,6 +111,7 @@ fn main() {
         bench.part_l(&mut report, runs.min(100), sections);
         bench.part_m(&mut report, &servers, runs.min(100));
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
+        bench.part_o(&mut report, &servers, handovers);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -85,15 +85,17 @@ impl Redlock {
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
             let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
-            let (entry, stamp, lease, listening) = match waiter {
+            let (entry, stamp, queued, lease, listening) = match waiter {
                 Some(w) => (
                     w.entry.clone(),
                     w.stamp_ms,
+                    w.queued,
                     w.lease.as_millis() as u64,
                     w.listening,
                 ),
                 None => Default::default(),
             };
+            let trusted = queue::stamp_trusted(self.nodes.timeout()).as_millis() as u64;
             let hand_over = HandOver::new(target, self.nodes.timeout(), None);
             let script = if target.is_shared() {
                 &shared::ACQUIRE
@@ -126,6 +128,8 @@ impl Redlock {
                     .arg(if listening { "1" } else { "0" })
                     .arg(hand_over.reserve_ms)
                     .arg(if semaphore { "1" } else { "0" })
+                    .arg(if queued { "1" } else { "0" })
+                    .arg(trusted)
                     .invoke(con)?;
                 Ok(Vote {
                     won: won.checked_sub(1).and_then(|i| order.get(i).copied()),

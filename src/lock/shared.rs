@@ -32,12 +32,15 @@
 //!
 //! Writers are not starved. A reader that arrives while an exclusive waiter that is still
 //! listening (a live `--wait`) queued before it joins the queue behind that writer instead of
-//! the current readers (`shared_writer_ahead`). When the last current reader leaves, its
-//! release hands the lock to the head of the queue, the writer; when the writer releases, the
-//! shared waiters behind it are woken together (queue/mod.rs, step 3). The order in the queue
-//! only decides who asks first; a reader refused because a writer waits is still a reader that
-//! asks again on its schedule, and a writer that crashed stops listening and so stops holding
-//! readers back.
+//! the current readers (`shared_writer_ahead`); if it finds the key free then, it wakes the
+//! head of the queue and reserves the key for it (queue/mod.rs, step 3). When the last current
+//! reader leaves, its release hands the lock to the head of the queue, the writer, and the
+//! reservation keeps later readers out while the writer takes it over (step 4); when the
+//! writer releases, the shared waiters behind it are woken together, and each of them, no
+//! longer in the queue, is let in ahead of any writer still queued (it queued before, so it was
+//! in the batch). The order in the queue only decides who asks first; a reader refused because
+//! a writer waits is still a reader that asks again on its schedule, and a writer that crashed
+//! stops listening and so stops holding readers back.
 
 use super::history;
 use super::keys;

@@ -52,8 +52,9 @@ struct Owed {
     skip: usize,
     got: Vec<Value>,
     to: Sink,
-    /// It is an UNSUBSCRIBE: no message comes after its reply.
-    ends_messages: bool,
+    /// A SUBSCRIBE (`Some(true)`: messages may come after its reply) or an UNSUBSCRIBE
+    /// (`Some(false)`: none after its reply).
+    messages: Option<bool>,
 }
 
 pub(crate) struct Wire {
@@ -64,7 +65,10 @@ pub(crate) struct Wire {
     failed: Option<Failure>,
     /// The hashes of the scripts this connection has sent the source of.
     scripts: Vec<String>,
-    /// Messages may come: a SUBSCRIBE was sent, and no UNSUBSCRIBE answered since.
+    /// Messages may come: a SUBSCRIBE was answered, and no UNSUBSCRIBE since. Judged in the
+    /// order of the replies, not of the requests: the burst of a waiter's next attempt is
+    /// UNSUBSCRIBE, the script, SUBSCRIBE, and a message that comes after that SUBSCRIBE's
+    /// reply is one, though the UNSUBSCRIBE was answered before it.
     subscriber: bool,
     /// A SUBSCRIBE was sent and no UNSUBSCRIBE since: the next request must leave first.
     subscribed: bool,
@@ -96,22 +100,22 @@ impl Wire {
             self.subscribed = false;
             self.out
                 .extend_from_slice(&redis::cmd("UNSUBSCRIBE").get_packed_command());
-            self.owe(1, 0, Sink::Discard, true);
+            self.owe(1, 0, Sink::Discard, Some(false));
         }
         match super::scripts::first_use(packed, &mut self.scripts) {
             Some(eval) => self.out.extend_from_slice(&eval),
             None => self.out.extend_from_slice(packed),
         }
-        self.owe(count, skip, to, false);
+        self.owe(count, skip, to, None);
     }
 
-    fn owe(&mut self, count: usize, skip: usize, to: Sink, ends_messages: bool) {
+    fn owe(&mut self, count: usize, skip: usize, to: Sink, messages: Option<bool>) {
         self.owed.push_back(Owed {
             count,
             skip,
             got: Vec::new(),
             to,
-            ends_messages,
+            messages,
         });
     }
 
@@ -129,7 +133,9 @@ impl Wire {
         }
         let subscribe = redis::cmd("SUBSCRIBE").arg(channel).get_packed_command();
         self.send(&subscribe, 0, 1, to);
-        self.subscriber = true;
+        if let Some(owed) = self.owed.back_mut() {
+            owed.messages = Some(true);
+        }
         self.subscribed = true;
     }
 
@@ -234,8 +240,8 @@ impl Wire {
             owed.count -= 1;
             if owed.count == 0 {
                 let owed = self.owed.pop_front().expect("front exists");
-                if owed.ends_messages {
-                    self.subscriber = false;
+                if let Some(messages) = owed.messages {
+                    self.subscriber = messages;
                 }
                 if owed.to == Sink::Setup {
                     if let Some(what) = owed.got.first().and_then(super::setup::refused) {

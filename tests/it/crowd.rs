@@ -61,10 +61,10 @@ fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
                             continue;
                         };
                         // "evalsha" "sha" "2" key queue token ttl n fenced entry stamp lease
-                        // prefix listening reserve semaphore: a mutex's acquire script without
-                        // --fence
+                        // prefix listening reserve semaphore queued trusted: a mutex's acquire
+                        // script without --fence
                         let items: Vec<&str> = command.split("\" \"").collect();
-                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 16 {
+                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 18 {
                             seen.insert(items[9].to_string());
                         }
                     }

@@ -19,6 +19,7 @@ mod exec_stops;
 mod faults;
 mod fence;
 mod guards;
+mod handover;
 mod history;
 mod interop;
 mod json;

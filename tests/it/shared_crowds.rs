@@ -1,8 +1,10 @@
 //! Shared locks under contention: a writer's release wakes every shared waiter behind it at
-//! once, a waiting writer is not starved by a stream of readers, and crowds of readers and
-//! writers keep writers alone, also while servers stop.
+//! once, a waiting writer is not starved by a stream of readers, crowds of readers and
+//! writers keep writers alone, also while servers stop, and a batch of readers woken together
+//! goes before the writer queued behind it, also with a server stopped or black-holed.
 
-use crate::support::waiters::{spawn_workers, subscribers};
+use crate::support::proxy::{Fault, Proxy};
+use crate::support::waiters::*;
 use crate::support::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -211,4 +213,93 @@ fn a_mixed_crowd_keeps_writers_alone_while_two_of_five_servers_stop() {
     mixed_crowd(&cluster, dir.path(), 12, 3, 3);
     pauser.join().unwrap();
     assert_mixed_crowd(dir.path(), 12, 3, 3);
+}
+
+/// How the fifth of five servers is faulted while a batch of readers is handed the lock.
+enum Fifth {
+    Stopped,
+    BlackHoled,
+}
+
+/// Two readers queued behind a holder, the first of them past its first attempts, and a writer
+/// queued behind them; the fifth server `fifth`. The holder's release must let both readers in
+/// at once (a batch), ahead of the writer, by the wake-up alone.
+fn a_batch_of_readers_goes_before_the_writer_behind_it(fifth: Fifth) {
+    let cluster = Cluster::start(5);
+    let mut watch = Watch::new(&cluster);
+    watch.each(&[4], &holder_key(Duration::from_secs(60)));
+    let proxy = Proxy::start(cluster.servers[4].port);
+    let urls = match fifth {
+        Fifth::Stopped => {
+            cluster.servers[4].stop();
+            cluster.urls()
+        }
+        Fifth::BlackHoled => {
+            proxy.set(Fault::BlackHole);
+            let mut urls: Vec<String> = cluster.servers[..4].iter().map(Redis::url).collect();
+            urls.push(format!("redis://127.0.0.1:{}", proxy.port));
+            urls.join(",")
+        }
+    };
+    let live = [0, 1, 2, 3];
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let inside = |i: usize| dir.path().join(format!("inside-{i}"));
+    let reader = |i: usize| {
+        let section = format!(
+            "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+            inside(i).display(),
+            go.display()
+        );
+        Cmd::new(redlock_on(&urls))
+            .args(["exec", "job", "--shared", "--wait", "60s"])
+            .args([
+                "--retry-delay",
+                &format!("{}s", WAITER_RETRY_DELAY.as_secs()),
+            ])
+            .args(["--", "sh", "-c", &section])
+            .spawn()
+    };
+    // The head, past its first attempts; the second reader on its first pause.
+    let mut readers = vec![past_first_attempts(&mut watch, &live, || reader(0))];
+    readers.push(reader(1));
+    watch.wait_for_waiters(&live, 2);
+    let mut writer = Cmd::new(redlock_on(&urls))
+        .args(["acquire", "job", "--wait", "60s", "--ttl", "60s"])
+        .args([
+            "--retry-delay",
+            &format!("{}s", WAITER_RETRY_DELAY.as_secs()),
+        ])
+        .spawn();
+    watch.wait_for_waiters(&live, 3);
+    Cmd::new(redlock_on(&urls))
+        .args(["release", "job", "--token", "holder"])
+        .assert()
+        .code(0);
+    // Their own pauses are 10 s and more: only the wake-up lets them in sooner.
+    wait_for(
+        "both readers inside at once",
+        WAITER_RETRY_DELAY / 4,
+        || (0..2).all(|i| inside(i).exists()),
+    );
+    assert!(writer.try_wait().is_none(), "the writer got in beside them");
+    std::fs::write(&go, "").unwrap();
+    for reader in readers {
+        let output = reader.finish(Duration::from_secs(20));
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    }
+    // The last reader's release hands the lock to the writer.
+    let output = writer.finish(WAITER_RETRY_DELAY / 4);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    cluster.servers[4].resume();
+}
+
+#[test]
+fn a_batch_of_readers_goes_before_the_writer_behind_it_with_a_server_stopped() {
+    a_batch_of_readers_goes_before_the_writer_behind_it(Fifth::Stopped);
+}
+
+#[test]
+fn a_batch_of_readers_goes_before_the_writer_behind_it_with_a_server_black_holed() {
+    a_batch_of_readers_goes_before_the_writer_behind_it(Fifth::BlackHoled);
 }

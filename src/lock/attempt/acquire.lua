@@ -5,10 +5,12 @@
 --   counters in the same order, then a semaphore's limit key, and last the target's queue.
 -- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
 --   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
---   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, and [11] whether the
---   target is a semaphore ('1': its candidates are all its slots, and their number its limit).
+--   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, [11] whether the
+--   target is a semaphore ('1': its candidates are all its slots, and their number its limit),
+--   and for a waiter [12] whether an earlier attempt queued it ('1', read by the shared
+--   acquire only) and [13] how old a stamp may be, in ms (`queue::stamp_trusted`).
 -- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
---   to this waiter by a release, or already holds our token (a request repeated on a fresh
+--   to this waiter (a reservation naming it), or already holds our token (a request repeated on a fresh
 --   connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
 --   false, 0, m}, having touched nothing, when the semaphore's limit key says m slots, not ours
 --   (limit.rs); else {0, value, pttl, rank, type, 0, 0} for the candidate that frees soonest
@@ -16,6 +18,12 @@
 --   never expires; its type when another client keeps a non-string there, such as Redisson's
 --   hash), with the waiter's rank in the queue.
 -- Needs: queue/functions.lua, limit/functions.lua.
+--
+-- A free candidate is not kept while a live waiter queued before this one (any, for an attempt
+-- that is not queued) waits: it is reserved for that waiter and woken instead (queue/mod.rs,
+-- step 3; the queue is read only when a SET succeeded, so a refused attempt costs nothing
+-- more), so a later waiter, a newcomer or a one-shot acquire does not pass the head of the queue
+-- when the key expired or a reservation lapsed.
 --
 -- `SET … NX GET` (Redis 7.0+) sets and reads in one command; older servers reject NX with GET,
 -- and then a plain SET NX, TYPE and GET do the same in three. A key of another type makes
@@ -29,6 +37,11 @@ if semaphore then
   local other = limit_other(KEYS[#KEYS - 1], n)
   if other then return {0, false, 0, -1, false, 0, other} end
 end
+-- Whether the free `key` just set for us stays ours; if not, the reservation replaced our
+-- token within this script, so nobody ever saw it.
+local function keeps(key)
+  return not queue_defer(key, queue, ARGV[8], ARGV[10], entry)
+end
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
   local key = KEYS[i]
@@ -38,15 +51,15 @@ for i = 1, n do
     if string.find(old.err, 'WRONGTYPE', 1, true) then
       t = redis.call('type', key).ok
     elseif redis.call('set', key, token, 'NX', 'PX', ttl) then
-      won = i
-      break
+      if keeps(key) then won = i break end
+      v = redis.call('get', key)
     else
       t = redis.call('type', key).ok
       if t == 'string' then v = redis.call('get', key) end
     end
   elseif not old then
-    won = i
-    break
+    if keeps(key) then won = i break end
+    v = redis.call('get', key)
   else
     v = old
   end
@@ -78,5 +91,5 @@ if won > 0 then
   return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[13], ARGV[7]) end
 return {0, value, pttl, rank, kind, 0, 0}

@@ -4,28 +4,50 @@
 //! built from it.
 //!
 //! 1. **Join.** A waiting acquire that a server refuses joins that server's queue of the lock
-//!    (`keys::queue`, a sorted set) under its entry, scored by when it started waiting: its own
-//!    wall clock, capped at the server's (`ZADD NX`, so a waiter keeps its place across attempts
-//!    and every server sorts the same waiters alike). The attempt's reply says the waiter's rank.
+//!    (`keys::queue`, a sorted set) under its entry, scored by when it started waiting (`ZADD
+//!    NX`, so a waiter keeps its place across attempts). Every server must sort the same waiters
+//!    alike, or a release would wake a different waiter on each and none would hear a quorum:
+//!    each server's own clock at the join cannot give that (two waiters arriving together reach
+//!    the servers in different orders), so the score is the waiter's own stamp, and the server's
+//!    clock bounds it (`TIME` in the script): never later than the server's now, never earlier
+//!    than `stamp_trusted` before it (a --timeout and a second, more than an honest stamp's age
+//!    when its first request arrives). A waiter whose clock is behind, or ahead, is thus placed
+//!    within that window of its arrival on the server's clock: it cannot pass a waiter that
+//!    joined longer ago. The attempt's reply says the waiter's rank.
 //!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
 //!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
 //! 2. **Listen.** A waiter subscribes on every server to its own channel, `keys::wake_prefix`
 //!    followed by its entry. When every server is plain, on the connection its attempts use,
 //!    behind every attempt in the same burst (`Nodes::listen`): the server reads the SUBSCRIBE
-//!    right after the script that queued it, so no release falls in between, and the waiter
-//!    needs no connection or thread more. Otherwise, once its first attempt failed, on
-//!    connections of its own (listen.rs).
-//! 3. **Hand over.** A release (or a hold that ends, or `release --force`) pops the head of the
-//!    queue and publishes `go` on its channel. If someone heard it, the key is set to the
-//!    reservation `next:<entry>` for half a `--timeout` (at least 20 ms) instead of being
-//!    deleted; if nobody did (the waiter crashed or left), the next entry is tried, up to 8. A
-//!    shared waiter at the head is woken together with every shared waiter right behind it, a
-//!    batch, and the reservation is then `next:readers`. A release never hands the lock to the
-//!    releasing process's own entry.
-//! 4. **Take over.** The woken waiter asks as soon as a quorum of servers woke it (wait.rs); on
-//!    each server its acquire script replaces the reservation that names it with its token,
-//!    exactly as a SET NX would have set a free key. Nobody else's SET can replace it, so a
-//!    newcomer does not overtake the waiter.
+//!    right after the script that queued it, so no release falls in between, the waiter listens
+//!    during every pause, whichever attempt came before it, and needs no connection or thread
+//!    more. Otherwise, once its first attempt failed, on connections of its own (listen.rs).
+//! 3. **Hand over.** A release (or a hold that ends, or `release --force`) wakes the head of
+//!    the queue: it publishes `go` on its channel, and if someone heard it, the head leaves the
+//!    queue and the key is set to the reservation `next:<entry>` instead of being deleted; if
+//!    nobody did (the waiter crashed or left), the entry is dropped and the next one tried, up to
+//!    8. A shared waiter at the head is woken together with every shared waiter right behind it,
+//!    a batch, and the reservation is then `next:readers`. A release never hands the lock to the
+//!    releasing process's own entry. An attempt that finds a key free while a live waiter queued
+//!    before it (or any, for an attempt not queued) does the same instead of setting it
+//!    (`queue_defer`): a key that expired, a reservation that lapsed, or a newcomer's or a
+//!    one-shot acquire's timing does not let anyone pass the head.
+//! 4. **Take over.** The woken waiter asks as soon as a quorum of servers woke it (wait.rs), on
+//!    the connections it listened on; on each server its acquire script replaces the reservation
+//!    that names it with its token, exactly as a SET NX would have set a free key.
+//!
+//!    **What the reservation guarantees, and for how long.** From the hand-over on a server, for
+//!    `reservation(timeout)` (twice the releaser's `--timeout`, at least 50 ms), only the woken
+//!    head (or batch) can take the key there: every other SET, later waiter, newcomer or reader
+//!    is refused, as by a held lock. That is the head's place in the queue from the moment it
+//!    left it, until it has taken the key or refused it (a waiter that gives up passes a
+//!    reservation naming it on, step 5). A live head asks within about one round trip of hearing
+//!    the release (its own round trip is at most a `--timeout`, or it could win nothing), plus
+//!    the wait for a quorum of wake-ups (`WAKE_GATHER`): well within twice a `--timeout`, also
+//!    when its take-over is slow. A head that does not ask in that time (it crashed after it was
+//!    woken, it is stopped, its network is partitioned) has its reservation lapse, and the key is
+//!    free for the next waiter, whom the next attempt to find it free wakes (step 3): a head can
+//!    hold up the others by one reservation at most.
 //! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
 //!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
 //!    servers the round did not wait for. A waiter with connections of its own to listen on
@@ -39,10 +61,13 @@
 //! Why this is safe: the queue never grants anything. Every grant is still a SET (NX, or over a
 //! reservation naming the waiter) on a quorum of servers with validity left (attempt.rs). A
 //! reservation is a lock held by nobody for a bounded time: it can only refuse others, so
-//! exclusion is untouched. Why it keeps making progress: a notification only makes a waiter ask
-//! sooner. A waiter whose wake-up was lost, whose queue was dropped (a server restarted empty)
-//! or that was skipped still asks on its own schedule (wait.rs), and a reservation nobody takes
-//! expires.
+//! exclusion is untouched; the same holds for a reservation an attempt makes for the head
+//! instead of setting a free key (step 3). Why it keeps making progress: notifications and the
+//! queue are optimisations only. A notification only makes a waiter ask sooner. A waiter whose
+//! wake-up was lost, whose queue was dropped (a server restarted empty) or that was skipped
+//! still asks on its own schedule (wait.rs), a dead waiter is skipped at once (nobody hears its
+//! wake-up), and a reservation nobody takes expires, after which the next waiter is woken by
+//! whoever finds the key free, or asks on its own schedule.
 
 mod listen;
 mod polled;
@@ -76,10 +101,11 @@ pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).nami
 /// arguments; after `FUNCTIONS`.
 pub(super) const FREED: Part = Part::new(include_str!("freed.lua"));
 
-/// How long a release keeps the lock for the waiter it woke: time for it to hear and answer
-/// (half a round's budget; at least 20 ms), after which anyone may take it again.
+/// How long a hand-over keeps the lock for the waiter it woke (step 4 says what that
+/// guarantees): twice a `--timeout`, time for a live waiter to hear and answer however slow its
+/// round trip, after which the next waiter may have it.
 pub(crate) fn reservation(timeout: Duration) -> Duration {
-    (timeout / 2).max(Duration::from_millis(20))
+    (timeout * 2).max(Duration::from_millis(50))
 }
 
 /// What a script that frees a key of `target` needs to hand it over: the queue is its second
@@ -115,13 +141,23 @@ impl HandOver {
     }
 }
 
+/// How much earlier than a server's clock a waiter's stamp may place it in the queue (step 1):
+/// its first request's --timeout, and a second for a loaded client and NTP's skew.
+pub(crate) fn stamp_trusted(timeout: Duration) -> Duration {
+    timeout + Duration::from_secs(1)
+}
+
 /// A waiting acquire's place in the servers' queues.
 pub(crate) struct Waiter {
     /// Its entry in the queue and the end of its channel's name: a fresh token (random, then the
     /// holder facts `status` shows as who waits), marked for a shared waiter.
     pub(crate) entry: String,
-    /// When it started waiting, on its wall clock, in ms since the epoch: the queue's order.
+    /// When it started waiting, on its wall clock, in ms since the epoch: the queue's order,
+    /// within what each server's clock allows (step 1).
     pub(crate) stamp_ms: u64,
+    /// Whether an attempt of it was queued somewhere: a shared waiter no longer in a server's
+    /// queue was then woken in a batch there (shared/acquire.lua).
+    pub(crate) queued: bool,
     /// How long the queue is kept after it last asked: at least half of it is left each time.
     pub(crate) lease: Duration,
     /// Whether it listens for wake-ups on connections of its own (threads), so that leaving
@@ -147,6 +183,7 @@ impl Waiter {
         Waiter {
             entry: id,
             stamp_ms,
+            queued: false,
             // Two of our longest pauses and a round, twice: a live waiter asks again well
             // within half of it.
             lease: (longest_pause * 2 + timeout) * 2,
@@ -180,14 +217,25 @@ mod tests {
     use crate::lock::script::Lua;
 
     #[test]
-    fn the_reservation_is_half_a_timeout_and_at_least_20_ms() {
+    fn the_reservation_is_twice_a_timeout_and_at_least_50_ms() {
         assert_eq!(
             reservation(Duration::from_millis(400)),
-            Duration::from_millis(200)
+            Duration::from_millis(800)
         );
         assert_eq!(
             reservation(Duration::from_millis(10)),
-            Duration::from_millis(20)
+            Duration::from_millis(50)
+        );
+    }
+
+    #[test]
+    fn a_stamp_is_bounded_by_the_servers_clock() {
+        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua.source();
+        assert!(lua.contains("math.max(math.min(tonumber(stamp), now), now - tonumber(trusted))"));
+        assert_eq!(
+            stamp_trusted(Duration::from_millis(200)),
+            Duration::from_millis(1200)
         );
     }
 

@@ -5,17 +5,22 @@
 --   last the queue: the same as attempt/acquire.lua's for one candidate, but for the readers
 --   after the lock key.
 -- ARGV: the same as attempt/acquire.lua's ([1] token, [2] ttl ms, [4] fenced ('1'), [5] entry,
---   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] listening ('1'); the others are
---   not read).
+--   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] listening ('1'), [10] the
+--   reservation ms, [12] queued before ('1'), [13] how old a stamp may be; the others are not
+--   read).
 -- Returns: the same as attempt/acquire.lua's: {1, false, 0, -1, false, counter, 0} when it
 --   holds a share, else {0, value, pttl, rank, type, 0, 0}.
 -- Needs: queue/functions.lua, shared/functions.lua; the prelude's SHARED (keys.rs),
 --   RESERVATION (keys.rs) and BATCH_RESERVATION (queue/mod.rs).
 --
 -- The key is free for a shared holder when absent, marked shared, or reserved for a batch of
--- shared waiters, and no live exclusive waiter queued before this one (for a waiter its place
--- in the queue, for anyone else now). A grant reads the fencing counter without raising it: a
--- shared holder sees the current fence and takes none (README).
+-- shared waiters, and no live exclusive waiter queued before this one: for a queued waiter,
+-- before its place in the queue (its score); for anyone else, before now. A waiter that is no longer in the queue though an earlier attempt queued it
+-- was woken in a batch (its place was the batch's reservation, queue/mod.rs): every exclusive
+-- waiter left in the queue is behind it. An absent key with a live exclusive waiter ahead is
+-- reserved for the head of the queue and woken (queue/mod.rs, step 3). A grant reads the
+-- fencing counter without raising it: a shared holder sees the current fence and takes none
+-- (README).
 
 if redis.replicate_commands then redis.replicate_commands() end
 local key, readers, queue = KEYS[1], KEYS[2], KEYS[#KEYS]
@@ -33,11 +38,15 @@ end
 if value == SHARED and redis.call('zscore', readers, token) then return granted() end
 local open = kind == 'none' or value == SHARED or value == RESERVATION .. BATCH_RESERVATION
 if open then
-  local arrived = now
-  if entry ~= '' then
-    arrived = tonumber(redis.call('zscore', queue, entry)) or math.min(tonumber(ARGV[6]), now)
+  local place = entry ~= '' and redis.call('zscore', queue, entry)
+  if place then
+    open = not shared_writer_ahead(queue, tonumber(place), ARGV[8])
+  elseif entry == '' or ARGV[12] ~= '1' then
+    open = not shared_writer_ahead(queue, now, ARGV[8])
   end
-  open = not shared_writer_ahead(queue, arrived, ARGV[8])
+  if not open and kind == 'none' and queue_defer(key, queue, ARGV[8], ARGV[10], entry) then
+    kind, value = 'string', redis.call('get', key)
+  end
 end
 if open then
   redis.call('zadd', readers, now + ttl, token)
@@ -50,5 +59,5 @@ if pttl == -2 then pttl = 0 end
 local foreign = false
 if kind ~= 'string' and kind ~= 'none' then foreign = kind end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[13], ARGV[7]) end
 return {0, value, pttl, rank, foreign, 0, 0}

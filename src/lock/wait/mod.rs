@@ -101,7 +101,6 @@ impl Redlock {
             waiter.on_wires = true;
             listening.on_wires(waiter.channel(target));
         }
-        let mut queued = false;
         let mut splits = 0;
         loop {
             let token = new_token()?;
@@ -115,10 +114,12 @@ impl Redlock {
                 }
                 Err(failure) => failure,
             };
-            queued |= seen.rank.is_some();
+            if let Some(waiter) = waiter.as_mut() {
+                waiter.queued |= seen.rank.is_some();
+            }
             if let LockError::LimitMismatch { .. } = failure {
                 // Waiting cannot change the semaphore's size: give up at once, leaving nothing.
-                self.give_up(target, waiter.as_ref(), queued);
+                self.give_up(target, waiter.as_ref());
                 return Ok(Err(failure));
             }
             splits = if seen.split { splits + 1 } else { 0 };
@@ -129,7 +130,7 @@ impl Redlock {
                         continue;
                     }
                 }
-                self.give_up(target, waiter.as_ref(), queued);
+                self.give_up(target, waiter.as_ref());
                 return Ok(Err(describe_busy(target, failure, &seen)));
             };
             // Not queued anywhere (no subscriptions, or every server refused the script) is
@@ -163,15 +164,15 @@ impl Redlock {
             if let Some(signal) =
                 listening.pause(&mut self.nodes, until, needed, &mut progress, &status)
             {
-                self.give_up(target, waiter.as_ref(), queued);
+                self.give_up(target, waiter.as_ref());
                 return Ok(Err(LockError::Interrupted(signal)));
             }
         }
     }
 
     /// A waiter that gives up leaves the queues it joined, if it joined any (queue, step 5).
-    fn give_up(&mut self, target: &Target, waiter: Option<&Waiter>, queued: bool) {
-        if let Some(waiter) = waiter.filter(|_| queued) {
+    fn give_up(&mut self, target: &Target, waiter: Option<&Waiter>) {
+        if let Some(waiter) = waiter.filter(|waiter| waiter.queued) {
             self.leave(target, waiter);
         }
     }

@@ -1,11 +1,13 @@
 //! Waiting acquires and crowds of them: a waiter in the background, the wake-up channels it
 //! listens on, shell workers that take turns in a critical section, and the checks that none of
-//! them overlapped.
+//! them overlapped; what waiters do on each server, watched on one connection per server, and a
+//! waiter brought past its first attempts.
 
 use super::binary::{redlock_path, stderr_of, stdout_of, SLACK};
 use super::cluster::{Cluster, KEY, TEST_TIMEOUT};
 use super::process::{Cmd, Running};
 use super::redis_server::Redis;
+use super::wait_for;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -104,4 +106,142 @@ pub fn assert_exclusive(workers: Vec<Running>, dir: &Path, expected: usize) {
     assert!(!dir.join("errors").exists(), "two holders overlapped");
     let counter = std::fs::read_to_string(dir.join("counter")).unwrap();
     assert_eq!(counter.trim(), expected.to_string());
+}
+
+/// One connection per server, opened once, to watch what waiters do there without opening a
+/// connection a count would see.
+pub struct Watch {
+    connections: Vec<redis::Connection>,
+}
+
+impl Watch {
+    pub fn new(cluster: &Cluster) -> Watch {
+        Watch {
+            connections: cluster.servers.iter().map(Redis::connection).collect(),
+        }
+    }
+
+    fn info(&mut self, index: usize, section: &str) -> String {
+        redis::cmd("INFO")
+            .arg(section)
+            .query(&mut self.connections[index])
+            .unwrap()
+    }
+
+    /// Scripts server `index` ran (EVAL and EVALSHA): one for each attempt of a waiter.
+    pub fn scripts(&mut self, index: usize) -> u64 {
+        self.info(index, "commandstats")
+            .lines()
+            .filter(|line| {
+                line.starts_with("cmdstat_eval:") || line.starts_with("cmdstat_evalsha:")
+            })
+            .filter_map(|line| {
+                line.split("calls=")
+                    .nth(1)?
+                    .split(',')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum()
+    }
+
+    /// Connections server `index` accepted since it started.
+    pub fn accepted(&mut self, index: usize) -> u64 {
+        self.info(index, "stats")
+            .lines()
+            .find_map(|line| line.strip_prefix("total_connections_received:"))
+            .map_or(0, |value| value.trim().parse().unwrap())
+    }
+
+    /// How many waiters for `job` listen on server `index`, and how many are in its queue.
+    pub fn waiting(&mut self, index: usize) -> (usize, usize) {
+        let connection = &mut self.connections[index];
+        let listening: Vec<String> = redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .arg(format!("{KEY}\x1fwake\x1f*"))
+            .query(connection)
+            .unwrap();
+        let queued: usize = redis::cmd("ZCARD")
+            .arg(format!("{KEY}\x1fqueue"))
+            .query(connection)
+            .unwrap();
+        (listening.len(), queued)
+    }
+
+    /// Waits until `count` waiters listen on, and are queued on, each of the servers `on`.
+    pub fn wait_for_waiters(&mut self, on: &[usize], count: usize) {
+        wait_for(
+            "the waiters to queue and listen",
+            Duration::from_secs(20),
+            || {
+                on.iter()
+                    .all(|&index| self.waiting(index) == (count, count))
+            },
+        );
+    }
+
+    /// Runs `command` on each of the servers `on`.
+    pub fn each(&mut self, on: &[usize], command: &redis::Cmd) {
+        for &index in on {
+            let _: redis::Value = command.query(&mut self.connections[index]).unwrap();
+        }
+    }
+
+    /// The value of the lock `job` on server `index`.
+    pub fn value(&mut self, index: usize) -> Option<String> {
+        redis::cmd("GET")
+            .arg(KEY)
+            .query(&mut self.connections[index])
+            .unwrap()
+    }
+}
+
+/// Sets `job` held by the token `holder` (`release job --token holder` frees it), expiring
+/// `ttl` from now.
+pub fn holder_key(ttl: Duration) -> redis::Cmd {
+    let mut set = redis::cmd("SET");
+    set.arg(KEY)
+        .arg("holder")
+        .arg("PX")
+        .arg(ttl.as_millis() as u64);
+    set
+}
+
+/// Starts a waiter with `spawn` (whose own pauses must be 10 s or more: `WAITER_RETRY_DELAY`)
+/// and returns once it has asked at least twice on every server of `live`, then settled into
+/// such a pause: `holder_key` is kept short (a head's pause ends when the holder's TTL it saw
+/// runs out), then made long, and the waiter is let to see the long one. The servers `live`
+/// must be free of other waiters' attempts meanwhile (others in a long pause are).
+pub fn past_first_attempts(
+    watch: &mut Watch,
+    live: &[usize],
+    spawn: impl FnOnce() -> Running,
+) -> Running {
+    let short = Duration::from_millis(500);
+    watch.each(live, &holder_key(short));
+    let start: Vec<u64> = live.iter().map(|&i| watch.scripts(i)).collect();
+    let waiter = spawn();
+    let mut keep_short = redis::cmd("PEXPIRE");
+    keep_short.arg(KEY).arg(short.as_millis() as u64);
+    wait_for(
+        "the waiter's second attempt",
+        Duration::from_secs(20),
+        || {
+            watch.each(live, &keep_short);
+            live.iter()
+                .zip(&start)
+                .all(|(&i, &s)| watch.scripts(i) >= s + 2)
+        },
+    );
+    // Every attempt a server counts from here on saw the long TTL on every server, since every
+    // SET came before every count read here.
+    watch.each(live, &holder_key(Duration::from_secs(60)));
+    let seen: Vec<u64> = live.iter().map(|&i| watch.scripts(i)).collect();
+    wait_for(
+        "an attempt that saw the long TTL",
+        Duration::from_secs(20),
+        || live.iter().zip(&seen).all(|(&i, &s)| watch.scripts(i) > s),
+    );
+    waiter
 }
