@@ -172,9 +172,13 @@ pub(super) const NEEDS: &[Need] = &[
     need(
         "zpopmin",
         &[Queue],
-        "every release (it wakes the first waiter)",
+        "releases with shared waiters (woken together)",
     ),
-    need("zrange", &[Queue, Text("0"), Text("0")], WAITS),
+    need(
+        "zrange",
+        &[Queue, Text("0"), Text("0")],
+        "every acquire and release (the first waiter)",
+    ),
     need(
         "zrangebyscore",
         &[Queue, Text("0"), Text("0")],

@@ -22,7 +22,10 @@ fn a_command_the_acl_refuses_is_found() {
         "{document}"
     );
     let denied = message(&document, "denied");
-    assert!(denied.contains("ZPOPMIN (for every release"), "{denied}");
+    assert!(
+        denied.contains("ZPOPMIN (for releases with shared waiters"),
+        "{denied}"
+    );
     assert!(
         denied.contains("ACL SETUSER nozpop resetkeys ~redlock:*"),
         "{denied}"
