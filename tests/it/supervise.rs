@@ -102,15 +102,23 @@ fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
     let shell: i32 = read(&dir.path().join("shell")).parse().unwrap();
     let sleep: i32 = read(&dir.path().join("sleep")).parse().unwrap();
     let group = stat_of(shell).expect("the shell runs")[2].clone();
-    let mut members: Vec<i32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-        .filter(|&pid| stat_of(pid).is_some_and(|stat| stat[2] == group))
-        .collect();
-    members.sort();
+    let members = || {
+        let mut members: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|&pid| stat_of(pid).is_some_and(|stat| stat[2] == group))
+            .collect();
+        members.sort();
+        members
+    };
     let mut expected = vec![shell, sleep];
     expected.sort();
-    assert_eq!(members, expected, "process group {group}");
+    // The guardian leads the group until redlock moves it out, right after the spawn returns:
+    // the command may already be running (and this test reading) a moment before that.
+    wait_for("the guardian to leave the command's group", SLACK, || {
+        members() == expected
+    });
+    assert_eq!(members(), expected, "process group {group}");
     assert_ne!(
         group,
         child.id().to_string(),
