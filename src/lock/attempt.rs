@@ -39,7 +39,7 @@ use super::limit;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
-use super::script::{Lua, Part};
+use super::script::{lua_part, Lua};
 use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
@@ -54,7 +54,7 @@ use std::time::Duration;
 pub(super) static ACQUIRE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     limit::FUNCTIONS,
-    Part::new(include_str!("attempt/acquire.lua")),
+    lua_part!("attempt/acquire.lua"),
 ]);
 
 impl Redlock {

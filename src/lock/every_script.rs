@@ -2,7 +2,7 @@
 //! each assembles, each file says what it is, nothing on the wire depends on the comments left
 //! out, and every name a script uses is one its prelude declares.
 
-use super::script::{Lua, Part};
+use super::script::{strip_lines, Lua, Part};
 use super::{attempt, fence, history, holder, inspect, keep, latch, list, shared, withdraw};
 use std::path::Path;
 
@@ -91,6 +91,16 @@ fn every_script_assembles_without_comments_or_indentation() {
             assert!(!line.starts_with(char::is_whitespace), "{name}: {line}");
         }
         let _ = lua.script().get_hash();
+    }
+}
+
+#[test]
+fn the_build_strips_each_file_as_the_run_time_would() {
+    for part in every_part() {
+        let first = part.text().lines().next().unwrap_or_default();
+        let code = part.code().expect("every file's part is made by lua_part!");
+        assert_eq!(code, strip_lines(part.text()), "{first}");
+        assert!(code.len() < part.text().len(), "{first}: its header went");
     }
 }
 

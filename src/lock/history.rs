@@ -28,16 +28,16 @@
 use super::engine::Redlock;
 use super::keys::Layout;
 use super::nodes::NodeError;
-use super::script::{Lua, Part};
+use super::script::{lua_part, Lua, Part};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// `history_record`, for the scripts that give a lock back (history/record.lua).
-pub(super) const RECORD: Part = Part::new(include_str!("history/record.lua"));
+pub(super) const RECORD: Part = lua_part!("history/record.lua");
 
 /// One server's history of a name (history/read.lua).
-pub(super) static READ: Lua = Lua::new(&[Part::new(include_str!("history/read.lua"))]);
+pub(super) static READ: Lua = Lua::new(&[lua_part!("history/read.lua")]);
 
 /// How a history keeps runs (`--history`, `--history-retention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
-use super::script::{Lua, Part};
+use super::script::{lua_part, Lua};
 use super::shared;
 use super::target::Target;
 use crate::clock::BootInstant;
@@ -23,18 +23,15 @@ pub(super) static RELEASE: Lua = Lua::new(&[
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("holder/release.lua")),
+    lua_part!("holder/release.lua"),
 ]);
 
 /// Compare-and-PEXPIRE (holder/extend.lua).
-pub(super) static EXTEND: Lua = Lua::new(&[
-    limit::FUNCTIONS,
-    Part::new(include_str!("holder/extend.lua")),
-]);
+pub(super) static EXTEND: Lua = Lua::new(&[limit::FUNCTIONS, lua_part!("holder/extend.lua")]);
 
 /// Compare-and-restore of the expiry a failed extension replaced (holder/restore.lua; why it
 /// is safe: `Redlock::restore`).
-pub(super) static RESTORE: Lua = Lua::new(&[Part::new(include_str!("holder/restore.lua"))]);
+pub(super) static RESTORE: Lua = Lua::new(&[lua_part!("holder/restore.lua")]);
 
 /// One server's answer to a release or an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
-use super::script::{Lua, Part};
+use super::script::{lua_part, Lua};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
@@ -21,7 +21,7 @@ pub(super) static KEEP: Lua = Lua::new(&[
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("keep/keep.lua")),
+    lua_part!("keep/keep.lua"),
 ]);
 
 /// What a keep asks of each server.

@@ -17,8 +17,9 @@
 //!
 //! What goes on the wire: every file opens with a header (what it does, its KEYS, ARGV and
 //! return values, the parts it needs), and the comment lines, blank lines and indentation are
-//! left out as the script is assembled, so the bytes of an `EVAL` do not grow with the
-//! documentation. Only lines and the spaces that start them go; every line break between two
+//! left out when the binary is built (`lua_part!`, a `const fn` over the included file), so the
+//! bytes of an `EVAL` do not grow with the documentation and a run spends nothing on it: it only
+//! puts the prelude and the stripped parts together. Only lines and the spaces that start them go; every line break between two
 //! lines of code stays. That keeps the script's meaning as long as no string spans lines (a long
 //! bracket `[[…]]`, or a quote continued by a backslash at a line's end) and no comment follows
 //! code on its line: the test of every script checks both (lock/every_script.rs).
@@ -78,12 +79,85 @@ impl Constant {
 #[derive(Clone, Copy)]
 pub(crate) struct Part {
     lua: &'static str,
+    /// `lua` without its comment lines, blank lines and indentation, when the build made it
+    /// (`lua_part!`); else left out as the script is assembled.
+    code: Option<&'static str>,
     names: &'static [Constant],
 }
 
+/// The `Part` of a `.lua` file beside the module that names it, its code stripped at build time.
+macro_rules! lua_part {
+    ($path:literal) => {{
+        const RAW: &str = include_str!($path);
+        const STRIPPED: ([u8; RAW.len()], usize) = $crate::lock::script::strip(RAW.as_bytes());
+        const CODE: &str = match std::str::from_utf8(STRIPPED.0.split_at(STRIPPED.1).0) {
+            Ok(code) => code,
+            Err(_) => panic!("a .lua file that is not UTF-8"),
+        };
+        $crate::lock::script::Part::built(RAW, CODE)
+    }};
+}
+pub(crate) use lua_part;
+
+/// `raw` without its comment lines, blank lines and the spaces that start each line, and how
+/// long that is: what `lua_part!` makes of a file when the binary is built. Only whole lines
+/// go, and each line kept ends with one line break.
+pub(crate) const fn strip<const N: usize>(raw: &[u8]) -> ([u8; N], usize) {
+    let mut out = [0u8; N];
+    let (mut len, mut at) = (0, 0);
+    while at < raw.len() {
+        let mut start = at;
+        while start < raw.len() && (raw[start] == b' ' || raw[start] == b'\t') {
+            start += 1;
+        }
+        let mut end = start;
+        while end < raw.len() && raw[end] != b'\n' {
+            end += 1;
+        }
+        let mut code_end = end;
+        if code_end > start && raw[code_end - 1] == b'\r' {
+            code_end -= 1;
+        }
+        let comment = code_end >= start + 2 && raw[start] == b'-' && raw[start + 1] == b'-';
+        if code_end > start && !comment {
+            let mut i = start;
+            while i < code_end {
+                out[len] = raw[i];
+                len += 1;
+                i += 1;
+            }
+            out[len] = b'\n';
+            len += 1;
+        }
+        at = end + 1;
+    }
+    (out, len)
+}
+
 impl Part {
+    /// A part whose code is stripped as the script is assembled (tests' own parts).
+    #[cfg(test)]
     pub(crate) const fn new(lua: &'static str) -> Part {
-        Part { lua, names: &[] }
+        Part {
+            lua,
+            code: None,
+            names: &[],
+        }
+    }
+
+    /// A part as `lua_part!` makes it: its text and its code.
+    pub(crate) const fn built(lua: &'static str, code: &'static str) -> Part {
+        Part {
+            lua,
+            code: Some(code),
+            names: &[],
+        }
+    }
+
+    /// The code as it goes on the wire.
+    #[cfg(test)]
+    pub(crate) fn code(&self) -> Option<&'static str> {
+        self.code
     }
 
     /// The same part, naming `names` (the prelude declares them).
@@ -169,11 +243,10 @@ fn assemble(parts: &[Part]) -> String {
         }
     }
     let mut source: String = declared.iter().map(Constant::local).collect();
-    for line in parts.iter().flat_map(|part| part.lua.lines()) {
-        let code = line.trim_start();
-        if !code.is_empty() && !code.starts_with("--") {
-            source.push_str(code);
-            source.push('\n');
+    for part in parts {
+        match part.code {
+            Some(code) => source.push_str(code),
+            None => source.push_str(&strip_lines(part.lua)),
         }
     }
     source
@@ -181,6 +254,19 @@ fn assemble(parts: &[Part]) -> String {
 
 /// A Lua string literal of `text`, control characters written as `\ddd` (the field and the
 /// separator are control characters, which a script's source had better show).
+/// What `strip` makes of `lua`, at run time.
+pub(super) fn strip_lines(lua: &str) -> String {
+    let mut code = String::new();
+    for line in lua.lines() {
+        let line = line.trim_start_matches([' ', '\t']);
+        if !line.is_empty() && !line.starts_with("--") {
+            code.push_str(line);
+            code.push('\n');
+        }
+    }
+    code
+}
+
 fn literal(text: &str) -> String {
     let mut out = String::from("'");
     for byte in text.bytes() {

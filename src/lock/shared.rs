@@ -45,11 +45,11 @@
 use super::history;
 use super::keys;
 use super::queue;
-use super::script::{Constant, Lua, Part};
+use super::script::{lua_part, Constant, Lua, Part};
 
 /// The shared holders' steps as Lua functions (shared/functions.lua), for the scripts that take
 /// them.
-pub(super) const FUNCTIONS: Part = Part::new(include_str!("shared/functions.lua")).naming(&[
+pub(super) const FUNCTIONS: Part = lua_part!("shared/functions.lua").naming(&[
     Constant::text("SHARED", keys::SHARED),
     Constant::text("SHARED_MARK", queue::SHARED_MARK),
 ]);
@@ -58,7 +58,7 @@ pub(super) const FUNCTIONS: Part = Part::new(include_str!("shared/functions.lua"
 pub(super) static ACQUIRE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     FUNCTIONS,
-    Part::new(include_str!("shared/acquire.lua")).naming(&[
+    lua_part!("shared/acquire.lua").naming(&[
         Constant::text("SHARED", keys::SHARED),
         Constant::text("RESERVATION", keys::RESERVATION),
         Constant::text("BATCH_RESERVATION", queue::BATCH_RESERVATION),
@@ -71,16 +71,14 @@ pub(super) static RELEASE: Lua = Lua::new(&[
     queue::FREED,
     FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("shared/release.lua")),
+    lua_part!("shared/release.lua"),
 ]);
 
 /// A shared holder's new TTL (shared/extend.lua).
-pub(super) static EXTEND: Lua =
-    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/extend.lua"))]);
+pub(super) static EXTEND: Lua = Lua::new(&[FUNCTIONS, lua_part!("shared/extend.lua")]);
 
 /// Puts back a shared holder's expiry after a failed extension (shared/restore.lua).
-pub(super) static RESTORE: Lua =
-    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/restore.lua"))]);
+pub(super) static RESTORE: Lua = Lua::new(&[FUNCTIONS, lua_part!("shared/restore.lua")]);
 
 #[cfg(test)]
 mod tests {

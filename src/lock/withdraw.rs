@@ -8,7 +8,7 @@ use super::keys::Layout;
 use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
-use super::script::{Lua, Part};
+use super::script::{lua_part, Lua};
 use super::shared;
 use super::target::Target;
 use super::vote::Vote;
@@ -20,7 +20,7 @@ pub(super) static WITHDRAW: Lua = Lua::new(&[
     queue::FUNCTIONS,
     shared::FUNCTIONS,
     limit::FUNCTIONS,
-    Part::new(include_str!("withdraw/withdraw.lua")),
+    lua_part!("withdraw/withdraw.lua"),
 ]);
 
 /// What one attempt does after its round: delete `keys` where they hold our token, and leave

@@ -75,7 +75,7 @@ mod polled;
 pub(crate) use listen::Subscriptions;
 
 use super::keys::RESERVATION;
-use super::script::{Constant, Part};
+use super::script::{lua_part, Constant, Part};
 use super::target::Target;
 use std::time::Duration;
 
@@ -89,7 +89,7 @@ pub(crate) const SHARED_MARK: &str = "r:";
 pub(crate) const BATCH_RESERVATION: &str = "readers";
 
 /// The queue's steps as Lua functions (functions.lua), for every script that takes one of them.
-pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).naming(&[
+pub(super) const FUNCTIONS: Part = lua_part!("functions.lua").naming(&[
     Constant::text("RESERVATION", RESERVATION),
     Constant::text("BATCH_RESERVATION", BATCH_RESERVATION),
     Constant::text("SHARED_MARK", SHARED_MARK),
@@ -99,7 +99,7 @@ pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).nami
 
 /// The hand-over of the key a script frees (freed.lua), with `HandOver::args` its last
 /// arguments; after `FUNCTIONS`.
-pub(super) const FREED: Part = Part::new(include_str!("freed.lua"));
+pub(super) const FREED: Part = lua_part!("freed.lua");
 
 /// How long a hand-over keeps the lock for the waiter it woke (step 4 says what that
 /// guarantees): twice a `--timeout`, time for a live waiter to hear and answer however slow its
