@@ -108,14 +108,17 @@ fn a_circle_through_a_child_path_is_found_and_tests_are_not_read() {
         ),
         (
             "src/a/mod.rs",
-            "mod inner;\nuse inner::Helper;\n#[cfg(test)]\nuse crate::Thing;",
+            "mod inner;\n#[cfg(test)]\nuse crate::c::Gone;\nuse inner::Helper;",
         ),
         (
             "src/a/inner.rs",
             "use super::super::b::{\n    Other as O,\n};",
         ),
         ("src/b.rs", "use crate::a::Api;\n"),
-        ("src/c.rs", "use crate::b;\n"),
+        (
+            "src/c.rs",
+            "use crate::b;\n#[cfg(test)]\nmod tests {\n    use crate::a::inner::Helper;\n}",
+        ),
     ]);
     let graph = Graph::new(&files);
     let circles = graph.circles();
@@ -132,7 +135,7 @@ fn a_name_a_parent_only_re_exports_leads_to_the_child_that_defines_it() {
         ("src/main.rs", "mod p;\nuse p::Tool;"),
         (
             "src/p/mod.rs",
-            "mod a;\nmod b;\npub(crate) use a::Api as Face;\npub(crate) use b::Tool;",
+            "mod a;\n#[cfg(test)]\nmod checks;\nmod b;\npub(crate) use a::Api as Face;\npub(crate) use b::Tool;",
         ),
         ("src/p/a.rs", "use super::Tool;\nuse redis::Value;\n"),
         ("src/p/b.rs", "pub(crate) struct Tool;\n"),

@@ -3,9 +3,9 @@
 //!
 //! How a `use` becomes an arrow: `src/main.rs` is `crate`, `src/a.rs` or `src/a/mod.rs` is
 //! `crate::a`, `src/a/b.rs` is `crate::a::b`. Every `use` (groups, `self`, `super`, `crate`,
-//! `as`, globs, re-exports) above a file's first `#[cfg(test)]` is expanded to its paths; a path
-//! is resolved to the deepest module that has a file, and a name that module only re-exports is
-//! followed to where it is defined, so a parent's `pub(crate) use child::Name` makes
+//! `as`, globs, re-exports) outside a file's unit tests is expanded to its paths; a path
+//! is resolved to the deepest module that has a file, and a name that module imports rather than
+//! defines is followed to where it is defined, so a parent's `pub(crate) use child::Name` makes
 //! `use super::Name` an arrow to the child, not a circle through the parent. `mod x;` is not an
 //! import (a parent names its children), and paths into other crates are not arrows.
 
@@ -27,23 +27,33 @@ pub struct Leaf {
     pub name: Option<String>,
 }
 
-/// The `use` declarations of a file above its first `#[cfg(test)]` (the unit tests at the bottom
-/// import their own module, which is no arrow of the house).
+/// The `use` declarations of a file but its unit tests: a `#[cfg(test)] mod tests {` ends the
+/// reading, and a `#[cfg(test)] use` is skipped (what only the tests import is no arrow of the
+/// house). Other test-only items (a `mod x;`, a helper) are read on past, not cut at.
 pub fn uses(file: &str, text: &str) -> Vec<Use> {
     let mut found = Vec::new();
     let mut open: Option<(usize, String)> = None;
+    let (mut under_test, mut test_only) = (false, false);
     for (index, raw) in text.lines().enumerate() {
-        if raw.trim() == "#[cfg(test)]" {
-            break;
-        }
         // A `use` holds no string literal, so `//` here starts a comment.
         let line = raw.split("//").next().unwrap_or_default().trim();
+        if line.is_empty() || line.starts_with("#[") {
+            under_test |= line == "#[cfg(test)]";
+            continue;
+        }
+        let test_item = std::mem::take(&mut under_test);
+        if test_item && line.contains("mod ") && line.ends_with('{') {
+            break;
+        }
         match &mut open {
             Some((_, declaration)) => {
                 declaration.push(' ');
                 declaration.push_str(line);
             }
-            None if use_body(line).is_some() => open = Some((index + 1, line.to_string())),
+            None if use_body(line).is_some() => {
+                open = Some((index + 1, line.to_string()));
+                test_only = test_item;
+            }
             None => continue,
         }
         let Some((number, declaration)) = open.take_if(|(_, text)| text.contains(';')) else {
@@ -53,7 +63,7 @@ pub fn uses(file: &str, text: &str) -> Vec<Use> {
         let body = use_body(declaration).unwrap_or_default();
         // A line of text that merely begins with "use" (in a string or a comment) is no path.
         let is_path = |c: char| c.is_alphanumeric() || "_:{},* ".contains(c);
-        if body.chars().all(is_path) {
+        if !test_only && body.chars().all(is_path) {
             let text = declaration.split_whitespace().collect::<Vec<_>>().join(" ");
             let leaves = leaves(&body.replace("::", " "));
             let place = format!("{file}:{number}");
