@@ -21,6 +21,7 @@ mod fence;
 mod guards;
 mod handover;
 mod history;
+mod house;
 mod interop;
 mod json;
 mod kept;

@@ -24,6 +24,7 @@
 //! - `proxy`: the fault proxy between redlock and a server.
 //! - `clock`: a process whose wall clock is an hour ahead of the machine's.
 //! - `deployments`: `redlock doctor`'s runs and findings, and README's ACL made a user.
+//! - `imports`: the import graph between `src/` files, for `house.rs`'s no-circle rule.
 
 pub mod binary;
 pub mod clock;
@@ -31,6 +32,7 @@ pub mod cluster;
 pub mod commands;
 pub mod deployments;
 pub mod groups;
+pub mod imports;
 pub mod latches;
 pub mod mixed;
 pub mod one_shot;
