@@ -86,18 +86,10 @@ pub(super) fn sample(runs: usize, mut run: impl FnMut() -> std::io::Result<()>) 
         .collect()
 }
 
-/// Waits for `condition`, polling; panics with `what` after `limit` (the tests' own helper, for
-/// the test launchers the benchmark includes).
-pub(super) fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if condition() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("timed out after {limit:?} waiting for {what}");
-}
+// The tests' own `wait_for`, for the test launchers the benchmark includes.
+#[path = "../tests/it/support/wait.rs"]
+mod wait;
+pub(super) use wait::wait_for;
 
 /// Runs each command `runs` times, one of each in turn (so a loaded moment costs all of them
 /// alike), and returns each one's wall times. The first round warms the caches and is not

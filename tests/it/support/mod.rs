@@ -25,6 +25,7 @@
 //! - `clock`: a process whose wall clock is an hour ahead of the machine's.
 //! - `deployments`: `redlock doctor`'s runs and findings, and README's ACL made a user.
 //! - `imports`: the import graph between `src/` files, for `house.rs`'s no-circle rule.
+//! - `wait`: `wait_for`, a condition polled within a bound (also the benchmark's).
 
 pub mod binary;
 pub mod clock;
@@ -41,6 +42,7 @@ pub mod proxy;
 pub mod redis_cluster;
 pub mod redis_server;
 pub mod tls;
+mod wait;
 pub mod waiters;
 
 pub use binary::*;
@@ -50,17 +52,4 @@ pub use one_shot::*;
 pub use process::*;
 pub use redis_server::*;
 pub use tls::*;
-
-use std::time::{Duration, Instant};
-
-/// Waits for `condition` to hold, polling; panics with `what` after `limit`.
-pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if condition() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("timed out after {limit:?} waiting for {what}");
-}
+pub use wait::wait_for;
