@@ -39,7 +39,7 @@ use super::limit;
 use super::nodes::{NodeError, Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
-use super::script::{lua_part, Lua};
+use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
@@ -51,11 +51,11 @@ use std::time::Duration;
 /// The acquire on one server (attempt/acquire.lua says its KEYS, ARGV and reply). A script
 /// rather than a pipeline: a pipeline is several replies, and the client waits its full read
 /// timeout for each one from a stopped server.
-pub(super) static ACQUIRE: Lua = Lua::new(&[
+pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     limit::FUNCTIONS,
     lua_part!("attempt/acquire.lua"),
-]);
+);
 
 impl Redlock {
     /// One attempt at `target` with `token` (see the module comment). Also returns what the
@@ -104,7 +104,7 @@ impl Redlock {
             };
             Arc::new(move |con| {
                 let layout = Layout::of(con);
-                let mut invocation = script.script().prepare_invoke();
+                let mut invocation = script.prepare_invoke();
                 for key in &script_keys {
                     invocation.key(&*layout.name(key));
                 }

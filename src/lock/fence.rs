@@ -45,12 +45,12 @@ use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
 use super::nodes::Reply;
 use super::quorum::{self, tally};
-use super::script::{lua_part, Lua, Part};
+use super::script::{lua, lua_part, Lua, Part};
 use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// The write-back of step 3 (fence/write.lua).
-pub(super) static WRITE_FENCE: Lua = Lua::new(&[lua_part!("fence/write.lua")]);
+pub(super) static WRITE_FENCE: Lua = lua!(lua_part!("fence/write.lua"));
 
 /// How a counter is read, for the script that shows it with its lock (fence/read.lua, a part
 /// of inspect.rs's `INSPECT`): `status` learns the holder's fence in the same round trip.
@@ -75,7 +75,6 @@ impl Redlock {
             .round_on(&targets, |con| {
                 let layout = Layout::of(con);
                 let written: i64 = WRITE_FENCE
-                    .script()
                     .key(&*layout.name(&key))
                     .key(&*layout.name(&counter_key))
                     .arg(&held.token)

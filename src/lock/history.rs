@@ -28,7 +28,7 @@
 use super::engine::Redlock;
 use super::keys::Layout;
 use super::nodes::NodeError;
-use super::script::{lua_part, Lua, Part};
+use super::script::{lua, lua_part, Invocation, Lua, Part};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
@@ -37,7 +37,7 @@ use std::time::Duration;
 pub(super) const RECORD: Part = lua_part!("history/record.lua");
 
 /// One server's history of a name (history/read.lua).
-pub(super) static READ: Lua = Lua::new(&[lua_part!("history/read.lua")]);
+pub(super) static READ: Lua = lua!(lua_part!("history/read.lua"));
 
 /// How a history keeps runs (`--history`, `--history-retention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,10 +60,10 @@ pub(crate) struct Record {
 }
 
 /// Appends the four arguments `history_record` reads (an empty entry records nothing).
-pub(super) fn args<'a>(
+pub(super) fn args<'a, 'l>(
     record: Option<&Record>,
-    invocation: &'a mut redis::ScriptInvocation<'static>,
-) -> &'a mut redis::ScriptInvocation<'static> {
+    invocation: &'a mut Invocation<'l>,
+) -> &'a mut Invocation<'l> {
     match record {
         Some(record) => invocation
             .arg(&record.entry)
@@ -93,8 +93,7 @@ impl Redlock {
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let layout = Layout::of(con);
-            let (entries, pttl): (Vec<String>, i64) =
-                READ.script().key(&*layout.name(&key)).invoke(con)?;
+            let (entries, pttl): (Vec<String>, i64) = READ.key(&*layout.name(&key)).invoke(con)?;
             Ok(Stored {
                 entries,
                 expires_in: u64::try_from(pttl).ok().map(Duration::from_millis),

@@ -10,7 +10,7 @@ use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
-use super::script::{lua_part, Lua};
+use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::Target;
 use crate::clock::BootInstant;
@@ -18,20 +18,20 @@ use std::time::Duration;
 
 /// Compare-and-delete (holder/release.lua), handing the key to the next waiter, and recording
 /// the run.
-pub(super) static RELEASE: Lua = Lua::new(&[
+pub(super) static RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
     lua_part!("holder/release.lua"),
-]);
+);
 
 /// Compare-and-PEXPIRE (holder/extend.lua).
-pub(super) static EXTEND: Lua = Lua::new(&[limit::FUNCTIONS, lua_part!("holder/extend.lua")]);
+pub(super) static EXTEND: Lua = lua!(limit::FUNCTIONS, lua_part!("holder/extend.lua"));
 
 /// Compare-and-restore of the expiry a failed extension replaced (holder/restore.lua; why it
 /// is safe: `Redlock::restore`).
-pub(super) static RESTORE: Lua = Lua::new(&[lua_part!("holder/restore.lua")]);
+pub(super) static RESTORE: Lua = lua!(lua_part!("holder/restore.lua"));
 
 /// One server's answer to a release or an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +116,7 @@ impl Redlock {
         let started = BootInstant::now();
         let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
-            let mut invocation = script.script().key(&*layout.name(key));
+            let mut invocation = script.key(&*layout.name(key));
             invocation
                 .key(&*layout.name(&hand_over.queue))
                 .key(&*layout.name(&readers))
@@ -173,7 +173,6 @@ impl Redlock {
         let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
             let (code, before, set): (i64, i64, i64) = script
-                .script()
                 .key(&*layout.name(key))
                 .key(&*layout.name(&readers))
                 .key(layout.names(&settle))
@@ -247,7 +246,6 @@ impl Redlock {
             let replies = self.nodes.round_on(&only, |con| {
                 let layout = Layout::of(con);
                 let restored: i64 = script
-                    .script()
                     .key(&*layout.name(key))
                     .key(&*layout.name(&readers))
                     .arg(token)

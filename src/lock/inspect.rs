@@ -8,7 +8,7 @@ use super::keys::{self, Layout};
 use super::limit::{self, Limit};
 use super::nodes::Reply;
 use super::queue::{self, HandOver};
-use super::script::{lua_part, Constant, Lua};
+use super::script::{lua, lua_part, Constant, Lua};
 use super::target::Target;
 use super::verdict::{describe_state, key_state, KeyState, ServerState};
 use crate::clock::BootInstant;
@@ -17,18 +17,18 @@ use std::time::Duration;
 
 /// What one server holds of a target, its fences included, in one round trip
 /// (inspect/inspect.lua).
-pub(super) static INSPECT: Lua = Lua::new(&[
+pub(super) static INSPECT: Lua = lua!(
     fence::READ,
     lua_part!("inspect/inspect.lua").naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)]),
-]);
+);
 
 /// `release --force` (inspect/force_release.lua).
-pub(super) static FORCE_RELEASE: Lua = Lua::new(&[
+pub(super) static FORCE_RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
     lua_part!("inspect/force_release.lua"),
-]);
+);
 
 /// The most waiters `status` lists.
 const MAX_WAITERS: usize = 1000;
@@ -75,7 +75,7 @@ impl Redlock {
         let started = BootInstant::now();
         let replies = self.nodes.round_everywhere(|con| {
             let layout = Layout::of(con);
-            let mut invocation = FORCE_RELEASE.script().key(&*layout.name(key));
+            let mut invocation = FORCE_RELEASE.key(&*layout.name(key));
             invocation
                 .key(&*layout.name(&hand_over.queue))
                 .key(&*layout.name(&readers))
@@ -116,7 +116,7 @@ impl Redlock {
         );
         let replies = self.nodes.round(|con| {
             let layout = Layout::of(con);
-            let mut invocation = INSPECT.script().prepare_invoke();
+            let mut invocation = INSPECT.prepare_invoke();
             for key in &script_keys {
                 invocation.key(&*layout.name(key));
             }

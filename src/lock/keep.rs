@@ -9,20 +9,20 @@ use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{tally, Verdict};
-use super::script::{lua_part, Lua};
+use super::script::{lua, lua_part, Lua};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// The compare-and-set that keeps a lock (keep/keep.lua), or releases it when nothing is left
 /// of the hold, recording the run either way.
-pub(super) static KEEP: Lua = Lua::new(&[
+pub(super) static KEEP: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
     lua_part!("keep/keep.lua"),
-]);
+);
 
 /// What a keep asks of each server.
 pub(crate) struct Keep<'a> {
@@ -94,7 +94,7 @@ impl Redlock {
         let started = BootInstant::now();
         let replies = self.nodes.round(|con| {
             let layout = Layout::of(con);
-            let mut invocation = KEEP.script().key(&*layout.name(key));
+            let mut invocation = KEEP.key(&*layout.name(key));
             invocation
                 .key(&*layout.name(&hand_over.queue))
                 .key(&*layout.name(&history))

@@ -5,14 +5,14 @@ use super::engine::Redlock;
 use super::inspect::with_readers;
 use super::keys::{self, Layout, Listed};
 use super::nodes::NodeError;
-use super::script::{lua_part, Lua};
+use super::script::{lua, lua_part, Lua};
 use super::verdict::{key_state, KeyState};
 use crate::clock::BootInstant;
 use redis::ConnectionLike;
 use std::collections::BTreeMap;
 
 /// The live shared holders of several locks (list/readers.lua).
-pub(super) static READERS: Lua = Lua::new(&[lua_part!("list/readers.lua")]);
+pub(super) static READERS: Lua = lua!(lua_part!("list/readers.lua"));
 
 /// One server's keys under a prefix and its view of each, or why it could not say.
 pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
@@ -128,7 +128,7 @@ fn read_listed(
         .map(|(_, plain)| layout.name(&keys::readers(plain)).into_owned())
         .collect();
     for batch in layout.batches(&readers) {
-        let mut invocation = READERS.script().prepare_invoke();
+        let mut invocation = READERS.prepare_invoke();
         for key in &batch {
             invocation.key(key);
         }

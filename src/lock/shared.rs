@@ -45,7 +45,7 @@
 use super::history;
 use super::keys;
 use super::queue;
-use super::script::{lua_part, Constant, Lua, Part};
+use super::script::{lua, lua_part, Constant, Lua, Part};
 
 /// The shared holders' steps as Lua functions (shared/functions.lua), for the scripts that take
 /// them.
@@ -55,7 +55,7 @@ pub(super) const FUNCTIONS: Part = lua_part!("shared/functions.lua").naming(&[
 ]);
 
 /// The shared acquire (shared/acquire.lua): attempt.rs's `ACQUIRE` for a shared holder.
-pub(super) static ACQUIRE: Lua = Lua::new(&[
+pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     FUNCTIONS,
     lua_part!("shared/acquire.lua").naming(&[
@@ -63,22 +63,22 @@ pub(super) static ACQUIRE: Lua = Lua::new(&[
         Constant::text("RESERVATION", keys::RESERVATION),
         Constant::text("BATCH_RESERVATION", queue::BATCH_RESERVATION),
     ]),
-]);
+);
 
 /// A shared holder leaves (shared/release.lua), recording its run.
-pub(super) static RELEASE: Lua = Lua::new(&[
+pub(super) static RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     FUNCTIONS,
     history::RECORD,
     lua_part!("shared/release.lua"),
-]);
+);
 
 /// A shared holder's new TTL (shared/extend.lua).
-pub(super) static EXTEND: Lua = Lua::new(&[FUNCTIONS, lua_part!("shared/extend.lua")]);
+pub(super) static EXTEND: Lua = lua!(FUNCTIONS, lua_part!("shared/extend.lua"));
 
 /// Puts back a shared holder's expiry after a failed extension (shared/restore.lua).
-pub(super) static RESTORE: Lua = Lua::new(&[FUNCTIONS, lua_part!("shared/restore.lua")]);
+pub(super) static RESTORE: Lua = lua!(FUNCTIONS, lua_part!("shared/restore.lua"));
 
 #[cfg(test)]
 mod tests {
@@ -91,7 +91,7 @@ mod tests {
         assert!(source.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
         assert!(source.contains("== SHARED"));
         assert!(source.contains("== RESERVATION .. BATCH_RESERVATION"));
-        let functions = Lua::new(&[FUNCTIONS]);
+        let functions = lua!(FUNCTIONS);
         assert!(functions.source().contains("local SHARED_MARK = 'r:'\n"));
         assert!(functions.source().contains("~= SHARED_MARK"));
     }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 /// (hash, source) of every script built in this process.
 static KNOWN: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
-/// Remembers `source` under its SHA1 `hash` (`redis::Script::get_hash`).
+/// Remembers `source` under its SHA1 `hash` (made with the script, lock/script.rs's `lua!`).
 pub(crate) fn remember(hash: &str, source: &str) {
     let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
     if !known.iter().any(|(known, _)| known == hash) {

@@ -39,7 +39,6 @@ impl Touch<'_> {
         let ttl_ms = self.ttl.map_or(0, |ttl| ttl.as_millis() as u64);
         let (id, record) = self.id.unwrap_or_default();
         let reply: ScriptReply = TOUCH
-            .script()
             .key(&*Layout::of(con).name(latch.keys.key()))
             .arg(self.count)
             .arg(ttl_ms)
@@ -161,7 +160,7 @@ impl Redlock {
 
 /// What `key` (its name on that server) holds.
 fn read(key: &str, con: &mut dyn ConnectionLike) -> redis::RedisResult<Found> {
-    let reply: ScriptReply = READ.script().key(key).invoke(con)?;
+    let reply: ScriptReply = READ.key(key).invoke(con)?;
     Ok(found(&Ok(touched(reply)?)).unwrap_or(Found::Absent))
 }
 

@@ -168,7 +168,6 @@ impl Redlock {
             if targets.contains(&true) {
                 self.nodes.round_on(&targets, |con| {
                     WITHDRAW
-                        .script()
                         .key(&*Layout::of(con).name(latch.keys.key()))
                         .arg(count)
                         .arg(id)

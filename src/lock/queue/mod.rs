@@ -75,7 +75,7 @@ mod polled;
 pub(crate) use listen::Subscriptions;
 
 use super::keys::RESERVATION;
-use super::script::{lua_part, Constant, Part};
+use super::script::{lua_part, Constant, Invocation, Part};
 use super::target::Target;
 use std::time::Duration;
 
@@ -130,10 +130,10 @@ impl HandOver {
     }
 
     /// Appends the three arguments `queue_hand_over` takes after the key and the queue.
-    pub(crate) fn args<'a>(
+    pub(crate) fn args<'a, 'l>(
         &self,
-        invocation: &'a mut redis::ScriptInvocation<'static>,
-    ) -> &'a mut redis::ScriptInvocation<'static> {
+        invocation: &'a mut Invocation<'l>,
+    ) -> &'a mut Invocation<'l> {
         invocation
             .arg(&self.wake_prefix)
             .arg(self.reserve_ms)
@@ -214,7 +214,7 @@ pub(crate) fn entry_token(entry: &str) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::script::Lua;
+    use crate::lock::script::lua;
 
     #[test]
     fn the_reservation_is_twice_a_timeout_and_at_least_50_ms() {
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_stamp_is_bounded_by_the_servers_clock() {
-        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua!(FUNCTIONS);
         let lua = lua.source();
         assert!(lua.contains("math.max(math.min(tonumber(stamp), now), now - tonumber(trusted))"));
         assert_eq!(
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn the_lua_names_the_documented_reservations() {
-        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua!(FUNCTIONS);
         let lua = lua.source();
         assert!(lua.starts_with("local RESERVATION = 'next:'\n"));
         assert!(lua.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
