@@ -99,7 +99,7 @@ pub(crate) struct Blocking {
     connection: Connection,
     ahead: Option<Ahead>,
     /// The hashes of the scripts this connection has sent the source of.
-    scripts: Vec<String>,
+    scripts: Vec<&'static str>,
     /// Replies still to come for requests that timed out, beyond the one the crate skips.
     owed: usize,
     db: i64,

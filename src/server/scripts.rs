@@ -9,14 +9,15 @@
 
 use std::sync::Mutex;
 
-/// (hash, source) of every script built in this process.
-static KNOWN: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+/// (hash, source) of every script this process has run: both made when the binary was built
+/// (lock/script.rs's `lua!`), so remembering one copies nothing.
+static KNOWN: Mutex<Vec<(&'static str, &'static str)>> = Mutex::new(Vec::new());
 
 /// Remembers `source` under its SHA1 `hash` (made with the script, lock/script.rs's `lua!`).
-pub(crate) fn remember(hash: &str, source: &str) {
+pub(crate) fn remember(hash: &'static str, source: &'static str) {
     let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-    if !known.iter().any(|(known, _)| known == hash) {
-        known.push((hash.to_string(), source.to_string()));
+    if !known.iter().any(|(known, _)| *known == hash) {
+        known.push((hash, source));
     }
 }
 
@@ -24,30 +25,30 @@ pub(crate) fn remember(hash: &str, source: &str) {
 /// error (failure.rs names the command a server refused inside a script from it).
 pub(crate) fn line(hash: &str, line: usize) -> Option<String> {
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-    let (_, source) = known.iter().find(|(known, _)| known == hash)?;
+    let (_, source) = known.iter().find(|(known, _)| *known == hash)?;
     source.lines().nth(line.checked_sub(1)?).map(str::to_string)
 }
 
 /// `packed` with its `EVALSHA` turned into an `EVAL` of the source, when it is one of a script
 /// not yet in `sent` (which it then joins); `None` to send it as it is.
-pub(crate) fn first_use(packed: &[u8], sent: &mut Vec<String>) -> Option<Vec<u8>> {
+pub(crate) fn first_use(packed: &[u8], sent: &mut Vec<&'static str>) -> Option<Vec<u8>> {
     // A command as the redis crate packs it: *<args>\r\n$7\r\nEVALSHA\r\n$40\r\n<hash>\r\n…
     let header_end = packed.windows(2).position(|w| w == b"\r\n")? + 2;
     let rest = packed.get(header_end..)?;
     let rest = rest.strip_prefix(b"$7\r\nEVALSHA\r\n$40\r\n".as_slice())?;
     let hash = std::str::from_utf8(rest.get(..40)?).ok()?;
     let after = rest.get(40..)?.strip_prefix(b"\r\n".as_slice())?;
-    if sent.iter().any(|known| known == hash) {
+    if sent.contains(&hash) {
         return None;
     }
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-    let (_, source) = known.iter().find(|(known, _)| known == hash)?;
+    let &(hash, source) = known.iter().find(|(known, _)| *known == hash)?;
     let mut eval = packed[..header_end].to_vec();
     eval.extend_from_slice(format!("$4\r\nEVAL\r\n${}\r\n", source.len()).as_bytes());
     eval.extend_from_slice(source.as_bytes());
     eval.extend_from_slice(b"\r\n");
     eval.extend_from_slice(after);
-    sent.push(hash.to_string());
+    sent.push(hash);
     Some(eval)
 }
 
@@ -59,7 +60,7 @@ mod tests {
     fn the_first_evalsha_of_a_script_on_a_connection_carries_its_source() {
         let source = "return ARGV[1]";
         let script = redis::Script::new(source);
-        remember(script.get_hash(), source);
+        remember(Box::leak(script.get_hash().into()), source);
         let packed = redis::cmd("EVALSHA")
             .arg(script.get_hash())
             .arg(0)

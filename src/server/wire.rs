@@ -64,7 +64,7 @@ pub(crate) struct Wire {
     owed: VecDeque<Owed>,
     failed: Option<Failure>,
     /// The hashes of the scripts this connection has sent the source of.
-    scripts: Vec<String>,
+    scripts: Vec<&'static str>,
     /// Messages may come: a SUBSCRIBE was answered, and no UNSUBSCRIBE since. Judged in the
     /// order of the replies, not of the requests: the burst of a waiter's next attempt is
     /// UNSUBSCRIBE, the script, SUBSCRIBE, and a message that comes after that SUBSCRIBE's
