@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 /// The lock's TTL: renewals every third of it.
 const TTL: Duration = Duration::from_secs(9);
 
+/// Each server's --timeout.
+const TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How late the sentinel that must not answer first answers.
 const LATE: Duration = Duration::from_millis(300);
 
@@ -60,7 +63,7 @@ fn start_exec(servers: &[String]) -> (Running, tempfile::TempDir, PathBuf) {
     let ttl = format!("{}s", TTL.as_secs());
     let child = redlock()
         .env("REDLOCK_SERVERS", servers.join(","))
-        .env("REDLOCK_TIMEOUT", "1s")
+        .env("REDLOCK_TIMEOUT", format!("{}s", TIMEOUT.as_secs()))
         .args(["exec", "job", "--ttl", &ttl, "--"])
         .args(["sh", "-c", &until_file(&started, &done)])
         .spawn_until("the command to start", || started.exists());
@@ -106,7 +109,12 @@ fn a_run_that_moved_to_another_master_releases_on_the_one_it_left_too() {
     servers.push(group.url());
     group.to_x.set(Fault::Delay(LATE));
     let (child, _dir, done) = start_exec(&servers);
-    assert!(group.m.get(KEY).is_some());
+    // The two plain servers are a quorum on their own, so the command may start before the
+    // group's SET reaches M: it is on its way (the round settles with it), within the group's
+    // first round, two --timeouts.
+    wait_for("the lock on M", TIMEOUT * 2 + SLACK, || {
+        group.m.get(KEY).is_some()
+    });
     // M's sentinel is gone: X's is the only one left, and names X. The next renewal finds the
     // master moved, goes to X (which has no copy: that vote is a no; the plain servers keep
     // the lock), and M is a master the run used before.
