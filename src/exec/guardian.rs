@@ -5,8 +5,8 @@
 //! the lock then, and it expires by its TTL.
 //!
 //! The guardian leads the process group the command is started in, so it covers the command from
-//! its first instruction, its children included, with no window: the group exists (and is named
-//! by the guardian's pid) before the command does, and the command joins it in the same spawn
+//! its first instruction, its children included, with no window: the group exists (we put the
+//! guardian in it, named by its pid, right after the fork) before the command does, and the command joins it in the same spawn
 //! that starts it (`posix_spawn` with `POSIX_SPAWN_SETPGROUP`). Once the command runs, we move the
 //! guardian out of the group (`leave_group`), so the group is the command's tree alone: signals
 //! forwarded to it reach only the command, and the guardian can tell when it is empty. The
@@ -64,9 +64,9 @@ impl Guardian {
                         libc::close(fd);
                     }
                 }
-                // Our own group, named by our pid. The parent does the same (below), so the
-                // group exists whichever of us runs first.
-                libc::setpgid(0, 0);
+                // The group named by our pid, which the parent puts us in (below). We must not
+                // do it ourselves: the parent moves us out again once the command runs, and a
+                // guardian scheduled late would undo that and stay in the command's group.
                 let group = libc::getpid();
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2);
                 if libc::getppid() == parent {
@@ -88,10 +88,14 @@ impl Guardian {
                 libc::_exit(0)
             },
             pid => {
-                let pid = Pid::from_raw(pid);
-                // Fails only if the child got there first, which is as good.
-                let _ = setpgid(pid, pid);
-                Ok(Guardian { pid })
+                let guardian = Guardian {
+                    pid: Pid::from_raw(pid),
+                };
+                // Done here, before the command is spawned into the group, and only here: the
+                // group exists from now on, whenever the guardian itself gets to run. (Dropping
+                // the guardian on failure kills and reaps it.)
+                setpgid(guardian.pid, guardian.pid)?;
+                Ok(guardian)
             }
         }
     }
