@@ -6,12 +6,13 @@
 //!
 //! The guardian leads the process group the command is started in, so it covers the command from
 //! its first instruction, its children included, with no window: the group exists (we put the
-//! guardian in it, named by its pid, right after the fork) before the command does, and the command joins it in the same spawn
-//! that starts it (`posix_spawn` with `POSIX_SPAWN_SETPGROUP`). Once the command runs, we move the
-//! guardian out of the group (`leave_group`), so the group is the command's tree alone: signals
-//! forwarded to it reach only the command, and the guardian can tell when it is empty. The
-//! group's id stays reserved, since it is the pid of our unreaped child (the guardian), until we
-//! reap the guardian after the command.
+//! guardian in it, named by its pid, right after the fork) before the command does, and the
+//! command joins it in the same spawn that starts it (`posix_spawn` with
+//! `POSIX_SPAWN_SETPGROUP`). Once the command runs, we move the guardian out of the group
+//! (`leave_group`), so the group is the command's tree alone: signals forwarded to it reach only
+//! the command, and the guardian can tell when it is empty. The group's id stays reserved, since
+//! it is the pid of our unreaped child (the guardian), until we reap the guardian after the
+//! command.
 //!
 //! It learns of our death by the kernel's parent-death signal (SIGUSR2, set before it checks that
 //! we are still its parent, so a death in between is not missed), then sends SIGTERM and SIGCONT
