@@ -40,7 +40,7 @@ const ONE_WAY: Duration = Duration::from_millis(10);
 const FAR: Duration = Duration::from_millis(25);
 
 /// The operations, in the order each run makes them, and what each costs at least on every
-/// kind of server, in round trips (README "Performance").
+/// kind of server, in round trips (docs/performance.md).
 const OPS: [&str; 5] = ["acquire", "status", "extend", "release", "exec"];
 
 /// One kind of server behind delay proxies.

@@ -32,7 +32,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read 
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -62,11 +62,11 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-fil
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object instead of the token: version, name, key, token, ttl_ms, validity_ms, servers, votes, and fence and slot with --fence and --limit (README: JSON output)'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l json -d 'Print one JSON object instead of the token: version, name, key, token, ttl_ms, validity_ms, servers, votes, and fence and slot with --fence and --limit (docs/json.md)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -85,7 +85,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-fil
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if there was nothing. Deliberately has no environment variable: it must be typed each time'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`): it leaves the shared holders, and the last one to leave frees the lock'
@@ -105,9 +105,9 @@ complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity: version, name, key, token, ttl_ms, validity_ms, servers, votes (README: JSON output)'
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l json -d 'Print one JSON object instead of the validity: version, name, key, token, ttl_ms, validity_ms, servers, votes (docs/json.md)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l shared -d 'TOKEN is a shared holder\'s (`acquire --shared`)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -124,9 +124,9 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object for programs (its fields: README, JSON output)'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object for programs (its fields: docs/json.md)'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l shared -d 'Accepted so that one set of options fits every subcommand: status always shows whether NAME is held exclusively or shared, and by whom'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -143,9 +143,9 @@ complete -c redlock -n "__fish_redlock_using_subcommand history" -l password-fil
 complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand history" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand history" -l json -d 'Print one JSON object for programs (its fields: README, JSON output)'
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l json -d 'Print one JSON object for programs (its fields: docs/json.md)'
 complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand history" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand history" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -169,7 +169,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand exec" -l password-file -
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand exec" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l fence -d 'Also get a fencing number, greater than that of every earlier grant of NAME, for the protected resource to check (exec\'s command sees REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one more round'
 complete -c redlock -n "__fish_redlock_using_subcommand exec" -l shared -d 'Take NAME shared, as flock -s does: any number of shared holders at once, none while an exclusive holder has it, and none who arrive after an exclusive waiter (exec\'s command sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and no new one is taken'
@@ -186,7 +186,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_se
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
@@ -208,7 +208,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l json -d 'Print one JSON object (the latch\'s state, and `created`)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -227,7 +227,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l json -d 'Print one JSON object (the latch\'s state, and `id`, `votes`, `repaired`)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from done" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -246,7 +246,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l json -d 'Print one JSON object (the latch\'s state, and `waited_ms`, `expired`), open or not'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from wait" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -262,7 +262,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l json -d 'Print JSON for programs'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
@@ -284,10 +284,10 @@ complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l password-file
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l strict -d 'Treat every warning as an error (exit 1): for a CI or deploy preflight'
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l json -d 'Print one JSON object for programs: every server\'s facts and every finding (README: JSON output)'
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l json -d 'Print one JSON object for programs: every server\'s facts and every finding (docs/json.md)'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s q -l quiet -d 'Print errors only: no warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still gets its `busy` event)'
@@ -301,7 +301,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand generate" -l password-fi
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-ca -d 'Trust only the CA certificates in FILE (PEM) for rediss:// servers, instead of the system\'s' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-cert -d 'Client certificate (PEM) for rediss:// servers that require one; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-key -d 'Private key (PEM) of the --tls-cert client certificate' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in README: JSON output)' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand generate" -l log-format -d 'Form of stderr lines: text for people, json for log collectors (one object per line, each event\'s fields in docs/json.md)' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand generate" -s v -l verbose -d 'Print each step\'s per-server outcome and latency, and the validity obtained'

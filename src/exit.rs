@@ -1,6 +1,6 @@
 //! How a run of redlock ends: one typed `Outcome` per documented exit status, the table of them
-//! with the subcommands each can end (which `--help`, the man pages and the README show; a test
-//! checks the README's), and the error types that carry an outcome to `main`.
+//! with the subcommands each can end (which `--help`, the man pages and docs/reference.md show;
+//! a test checks the doc's), and the error types that carry an outcome to `main`.
 //!
 //! Scripts branch on these codes, so they are part of the interface. The numbers follow
 //! `<sysexits.h>` where it has one (64, 69, 70, 75), as flock(1) does, and the shell's
@@ -88,7 +88,8 @@ const EVERY: &[&str] = &[
 /// The subcommands that take a lock, and so can find it busy or wait for it.
 const TAKING: &[&str] = &["acquire", "exec", "latch"];
 
-/// The documented statuses, in order. The README's table must say exactly this (a test checks).
+/// The documented statuses, in order. docs/reference.md's table must say exactly this (a test
+/// checks).
 const ROWS: &[Row] = &[
     Row {
         outcome: Outcome::Success,
@@ -278,14 +279,14 @@ mod tests {
         }
     }
 
-    /// The README's "Exit status" table says exactly what `--help` says.
+    /// docs/reference.md's "Exit status" table says exactly what `--help` says.
     #[test]
-    fn readme_table_matches_the_outcomes() {
-        let readme = include_str!("../README.md");
-        let section = readme
+    fn documented_table_matches_the_outcomes() {
+        let doc = include_str!("../docs/reference.md");
+        let section = doc
             .split("## Exit status")
             .nth(1)
-            .expect("README has an Exit status section");
+            .expect("docs/reference.md has an Exit status section");
         let rows: Vec<&str> = section
             .lines()
             .skip_while(|line| !line.starts_with("| code"))
@@ -298,7 +299,7 @@ mod tests {
             .collect();
         assert_eq!(
             rows, expected,
-            "README's exit-status table differs from src/exit.rs"
+            "docs/reference.md's exit-status table differs from src/exit.rs"
         );
     }
 }

@@ -32,7 +32,7 @@
 //!   later than DUR from then. The releasing host's clock plays no part, nor does the keep's
 //!   delay on the way. What remains is the acquiring host's clock against the servers': one S
 //!   behind them ends the hold S early (a plain release when S >= DUR), one ahead up to S later,
-//!   never past DUR after the release (README).
+//!   never past DUR after the release (docs/recipes.md).
 
 use crate::clock::BootInstant;
 use crate::lock::{HoldLeft, Keep, Kept, LockError, Record, Redlock, Released, Target};

@@ -1,11 +1,11 @@
 //! What every JSON document redlock prints has in common (`acquire --json`, `extend --json`,
 //! `status --json`, `history --json`, each `--log-format json` line): the schema's version,
-//! first. The field lists themselves are README's "JSON output", which a test checks every
+//! first. The field lists themselves are docs/json.md's, which a test checks every
 //! document against.
 
 use serde_json::{Map, Value};
 
-/// The version of README's field lists that the documents follow. It goes up when a field
+/// The version of docs/json.md's field lists that the documents follow. It goes up when a field
 /// changes meaning or goes away; a new field does not change it.
 pub(crate) const VERSION: u64 = 1;
 

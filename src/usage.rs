@@ -3,7 +3,7 @@
 //! the help and is still a usage error; any other mistake is one line on stderr and exit 64.
 //!
 //! A flock(1) habit (`-n`, `-w 10`, `-c CMD`, `-x`, `-s` with no server URL after it, `flock FILE
-//! COMMAND`…) fails as any mistake does, but its line names the redlock way, as the README's
+//! COMMAND`…) fails as any mistake does, but its line names the redlock way, as docs/guide.md's
 //! "Coming from flock" table does.
 
 use crate::cli::Cli;
@@ -296,14 +296,14 @@ mod tests {
             .contains("goes after --: redlock exec NAME -- ./backup.sh"));
     }
 
-    /// The README's "Coming from flock" table names every flock spelling answered here.
+    /// docs/guide.md's "Coming from flock" table names every flock spelling answered here.
     #[test]
-    fn the_readme_table_lists_every_flock_option() {
-        let readme = include_str!("../README.md");
-        let section = readme
+    fn the_documented_table_lists_every_flock_option() {
+        let doc = include_str!("../docs/guide.md");
+        let section = doc
             .split("## Coming from flock")
             .nth(1)
-            .expect("README has a Coming from flock section");
+            .expect("docs/guide.md has a Coming from flock section");
         let section = section.split("\n## ").next().unwrap_or_default();
         // The words of its `code` spans.
         let words: Vec<&str> = section

@@ -79,8 +79,7 @@ pub(crate) struct AcquireArgs {
     pub(crate) take: TakeArgs,
 
     /// Print one JSON object instead of the token: version, name, key, token, ttl_ms,
-    /// validity_ms, servers, votes, and fence and slot with --fence and --limit (README: JSON
-    /// output)
+    /// validity_ms, servers, votes, and fence and slot with --fence and --limit (docs/json.md)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }
@@ -142,7 +141,7 @@ pub(crate) struct ExtendArgs {
     pub(crate) ttl: Duration,
 
     /// Print one JSON object instead of the validity: version, name, key, token, ttl_ms,
-    /// validity_ms, servers, votes (README: JSON output)
+    /// validity_ms, servers, votes (docs/json.md)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
@@ -161,7 +160,7 @@ pub(crate) struct StatusArgs {
     /// Lock name; without it, list every lock under the prefix
     pub(crate) name: Option<String>,
 
-    /// Print one JSON object for programs (its fields: README, JSON output)
+    /// Print one JSON object for programs (its fields: docs/json.md)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 

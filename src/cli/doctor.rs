@@ -19,8 +19,7 @@ pub(crate) struct DoctorArgs {
     #[arg(long, env = "REDLOCK_STRICT", help_heading = CHECKS)]
     pub(crate) strict: bool,
 
-    /// Print one JSON object for programs: every server's facts and every finding (README: JSON
-    /// output)
+    /// Print one JSON object for programs: every server's facts and every finding (docs/json.md)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }

@@ -108,7 +108,7 @@ pub(crate) struct OutputArgs {
     pub(crate) quiet: bool,
 
     /// Form of stderr lines: text for people, json for log collectors (one object per line,
-    /// each event's fields in README: JSON output)
+    /// each event's fields in docs/json.md)
     #[arg(
         long,
         value_name = "FORMAT",

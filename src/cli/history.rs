@@ -26,7 +26,7 @@ pub(crate) struct HistoryArgs {
     #[arg(long, value_name = "DUR", env = "REDLOCK_HISTORY_SINCE", value_parser = duration, help_heading = OUTPUT)]
     pub(crate) since: Option<Duration>,
 
-    /// Print one JSON object for programs (its fields: README, JSON output)
+    /// Print one JSON object for programs (its fields: docs/json.md)
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }

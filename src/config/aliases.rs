@@ -31,7 +31,7 @@ impl Alias {
     /// The warning every run prints for it.
     pub(crate) fn warning(&self, servers: &[Server]) -> String {
         format!(
-            "{} and {} are one server ({}): it votes once; list independent servers (README: Check a deployment)",
+            "{} and {} are one server ({}): it votes once; list independent servers (docs/doctor.md)",
             servers[self.of].display, self.server.display, self.why
         )
     }

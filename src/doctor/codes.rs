@@ -1,6 +1,6 @@
 //! What a finding is: the server it is about, its message, and its code (for scripts, in
 //! `--json`), each code with its severity and what it means, in the one table `--help`, the man
-//! page and README show (a test checks README's).
+//! page and docs/doctor.md show (a test checks the doc's).
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,7 +43,7 @@ pub(crate) enum Code {
     Unchecked,
 }
 
-/// Every code, its severity and meaning, in the order README lists them.
+/// Every code, its severity and meaning, in the order docs/doctor.md lists them.
 pub(crate) const CODES: &[(Code, &str, Severity, &str)] = &[
     (Code::SameServer, "same_server", Severity::Error, "two listed URLs reach one server (the same address and port, or the same run_id), or two of its databases: they are one failure domain, not two votes"),
     (Code::Replica, "replica", Severity::Error, "a replica is listed as a server (it refuses every write), or a master and its replica both are"),
@@ -114,9 +114,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn readme_lists_every_finding() {
-        let readme = include_str!("../../README.md");
-        let rows: Vec<&str> = readme
+    fn doc_lists_every_finding() {
+        let doc = include_str!("../../docs/doctor.md");
+        let rows: Vec<&str> = doc
             .lines()
             .skip_while(|line| !line.starts_with("| finding"))
             .skip(2)
@@ -130,7 +130,7 @@ mod tests {
             .collect();
         assert_eq!(
             rows, expected,
-            "README's findings table differs from src/doctor/codes.rs"
+            "docs/doctor.md's findings table differs from src/doctor/codes.rs"
         );
     }
 }

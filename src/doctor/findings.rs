@@ -199,7 +199,7 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
                     Code::Denied,
                     name,
                     format!(
-                        "{url} refuses its user {} (found by {}): give it what redlock needs (README: Check a deployment): ACL SETUSER {} {}",
+                        "{url} refuses its user {} (found by {}): give it what redlock needs (docs/doctor.md): ACL SETUSER {} {}",
                         denied.join(", "),
                         access.how,
                         server.user,
@@ -212,7 +212,7 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
                 found.push(Finding::new(
                     Code::Notifications,
                     name,
-                    format!("{url} refuses its user {} (found by {}): nothing breaks, but waiters get the lock at their next retry instead of at once, or runs go unrecorded (README: Check a deployment has the ACL)", quiet.join(", "), access.how),
+                    format!("{url} refuses its user {} (found by {}): nothing breaks, but waiters get the lock at their next retry instead of at once, or runs go unrecorded (docs/doctor.md has the ACL)", quiet.join(", "), access.how),
                 ));
             }
         }

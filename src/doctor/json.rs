@@ -1,4 +1,4 @@
-//! `doctor --json`: every server's facts and every finding, for programs (README: JSON output,
+//! `doctor --json`: every server's facts and every finding, for programs (docs/json.md,
 //! "`doctor --json`"). A fact a server would not tell is `null`.
 
 use super::codes::Finding;

@@ -1,11 +1,11 @@
-//! `redlock doctor`: the deployment contract (README: What Redlock guarantees, and what it
+//! `redlock doctor`: the deployment contract (docs/guarantees.md: what Redlock
 //! needs) checked against the servers themselves. Every listed server is asked at once, a
 //! Sentinel group through to its master and a cluster to each of its masters; what they say is
 //! turned into findings, each an error (exclusion can break, or nothing works) or a warning
 //! (less margin than it seems), and the run ends 0 with no error, 1 with one (`--strict`: or a
 //! warning), 69 when fewer than a quorum answer.
 //!
-//! - needs.rs: every command, key and channel redlock needs (and README's ACL recipe);
+//! - needs.rs: every command, key and channel redlock needs (and docs/doctor.md's ACL recipe);
 //!   access.rs: whether a server's user may do each (`ACL DRYRUN`, or a probe), probe.lua the
 //!   probe's script.
 //! - facts.rs: one Redis process's facts, read from `INFO`; probe.rs: every server asked.

@@ -1,7 +1,7 @@
 //! What redlock needs a server to let it do: every command it sends, inside its scripts and on
 //! the connection, and the keys and channels it uses them on. The one list of them: `doctor`
-//! checks each, README's ACL recipe grants exactly these (a test holds the two and the code to
-//! each other: a command added to a script or a request without its line here fails it).
+//! checks each, docs/doctor.md's ACL recipe grants exactly these (a test holds the two and the
+//! code to each other: a command added to a script or a request without its line here fails it).
 
 /// Where a command is sent, which says who needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ const WAITS: &str = "waiting (--wait) and releases with waiters";
 const FENCES: &str = "--fence and latches";
 const RUNS: &str = "recording runs (redlock history)";
 
-/// Everything redlock needs, in the order README's ACL recipe lists it.
+/// Everything redlock needs, in the order docs/doctor.md's ACL recipe lists it.
 pub(super) const NEEDS: &[Need] = &[
     at(
         Place::Connection,
@@ -194,7 +194,7 @@ pub(super) const NEEDS: &[Need] = &[
     need("zscore", &[Queue, Text("m")], WAITS),
 ];
 
-/// README's ACL recipe's permissions for `prefix`: the key and channel patterns, then every
+/// docs/doctor.md's ACL recipe's permissions for `prefix`: the key and channel patterns, then every
 /// command. On a Redis Cluster the keys beside a lock key are named for its hash slot
 /// (lock/keys/cluster.rs), `␟{<prefix>…`, which take a pattern of their own.
 pub(super) fn recipe(prefix: &str, cluster: bool) -> String {
@@ -295,19 +295,19 @@ mod tests {
         }
     }
 
-    /// README's recipe is the one built here, for the default prefix.
+    /// docs/doctor.md's recipe is the one built here, for the default prefix.
     #[test]
-    fn readme_recipe_grants_what_is_needed() {
-        let readme = include_str!("../../README.md");
+    fn documented_recipe_grants_what_is_needed() {
+        let doc = include_str!("../../docs/doctor.md");
         let wanted = recipe("redlock:", false);
         assert!(recipe("p:", true).starts_with("resetkeys ~p:* \"~\\x1f{p:*\" resetchannels"));
-        let line = readme
+        let line = doc
             .lines()
             .find(|line| line.contains("ACL SETUSER redlock"))
-            .expect("README has the ACL recipe");
+            .expect("docs/doctor.md has the ACL recipe");
         assert!(
             line.ends_with(&wanted),
-            "README's recipe:\n{line}\nexpected it to end with:\n{wanted}"
+            "docs/doctor.md's recipe:\n{line}\nexpected it to end with:\n{wanted}"
         );
     }
 }

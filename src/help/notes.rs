@@ -48,8 +48,8 @@ pub(super) const FINDINGS: Notes = Notes {
             .collect()
     },
     outro: "It exits 0 with no error (warnings are printed), 1 with one (--strict: or a \
-            warning), 69 when fewer than a quorum of the servers answer. README, Check a \
-            deployment, says how to fix each.",
+            warning), 69 when fewer than a quorum of the servers answer. docs/doctor.md says \
+            how to fix each.",
 };
 
 /// What the servers and hosts must do for Redlock's guarantee to hold: every man page says it,
@@ -82,8 +82,8 @@ pub(crate) const CONTRACT: Notes = Notes {
             ),
             (
                 "access",
-                "an ACL user allowed every command, key and channel redlock needs (README, \
-                 Check a deployment, has the ACL)",
+                "an ACL user allowed every command, key and channel redlock needs \
+                 (docs/doctor.md has the ACL)",
             ),
         ])
     },

@@ -1,5 +1,5 @@
 //! `redlock history NAME` for people and programs: the runs as a table, newest first, or the
-//! `history` document (README, JSON output), with each server's copy.
+//! `history` document (docs/json.md), with each server's copy.
 
 use super::merge::Run;
 use crate::human;

@@ -33,8 +33,9 @@
 //! its counter. That is harmless only when every later quorum still meets the write-back quorum
 //! on a server that kept it (the test `fence_survives_the_split_quorum_schedule` restarts one in
 //! such a schedule); the write-back reaches a quorum, not everyone, so a later quorum that meets
-//! it only on the restarted server reads an old number. Hence persistence for fencing (README);
-//! a delayed restart, which is enough for the locks, is not enough for the counters.
+//! it only on the restarted server reads an old number. Hence persistence for fencing
+//! (docs/recipes.md); a delayed restart, which is enough for the locks, is not enough for the
+//! counters.
 //!
 //! The counter key is `keys::fence` of the lock (or slot) key, a small hash
 //! with fields `fence` (the counter) and `token` (the holder it was last issued to, so that

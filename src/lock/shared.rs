@@ -22,7 +22,7 @@
 //! W's token and the mark at once, so the two validities do not overlap. A minority of servers
 //! down, slow or paused changes nothing in this argument (it only needs the shared server s to
 //! be one that answered both); a server restarted empty forgets holders like any Redlock server,
-//! which the README's persistence or delayed-restart rule covers for shared holders as for
+//! which docs/guarantees.md's persistence or delayed-restart rule covers for shared holders as for
 //! exclusive ones.
 //!
 //! Why a reader that crashed stops counting after its TTL. Its entry is scored with its expiry

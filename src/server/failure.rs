@@ -50,8 +50,8 @@ impl Failure {
     }
 }
 
-/// Where the README says which commands, keys and channels redlock needs.
-const RECIPE: &str = "the ACL that README's Check a deployment lists";
+/// Where the docs say which commands, keys and channels redlock needs.
+const RECIPE: &str = "the ACL that docs/doctor.md lists";
 
 /// A server's refusal in words that say what is wrong and what to do, for the refusals a user
 /// can fix: a replica listed as a server, a server out of memory, a command the ACL user may not
@@ -72,7 +72,7 @@ pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
     }
     if err.code() == Some("OOM") || has("command not allowed when used memory") {
         return Some(
-            "out of memory (maxmemory): it refuses every write; free memory or raise maxmemory (README: Check a deployment)"
+            "out of memory (maxmemory): it refuses every write; free memory or raise maxmemory (docs/doctor.md)"
                 .into(),
         );
     }

@@ -1,5 +1,5 @@
 //! The JSON of `status`: a lock's verdict and fields, each server's view, the holder facts a
-//! token carries, a kept lock's run, the shared holders and the waiters. README's "JSON output"
+//! token carries, a kept lock's run, the shared holders and the waiters. docs/json.md
 //! lists every field; `servers` is always a number of servers, never a list.
 
 use crate::lock::{Holding, KeyState, NodeError, QueuedWaiter, ServerState, SharedHolder};

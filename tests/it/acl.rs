@@ -1,4 +1,4 @@
-//! README's ACL recipe against the code: a user made from it runs every feature, and doctor
+//! docs/doctor.md's ACL recipe against the code: a user made from it runs every feature, and doctor
 //! finds what a user without one of its commands is refused (with ACL DRYRUN where the server
 //! has it, else its probe), leaving nothing behind.
 
@@ -65,7 +65,7 @@ fn a_command_the_acl_refuses_is_found() {
 }
 
 #[test]
-fn the_readme_acl_runs_every_feature() {
+fn the_documented_acl_runs_every_feature() {
     let server = persistent(&[]);
     recipe_user(&server, "redlock", &[], &[]);
     let url = format!("redis://redlock:pw@127.0.0.1:{}", server.port);

@@ -95,7 +95,7 @@ fn a_command_refused_inside_a_script_is_named() {
         .code(69)
         .stderr(
             predicate::str::contains(
-                "the ACL user may not run DEL (in a script): give it the ACL that README's Check a deployment lists",
+                "the ACL user may not run DEL (in a script): give it the ACL that docs/doctor.md lists",
             )
             .and(predicate::str::contains("pw@").not()),
         );

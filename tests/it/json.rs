@@ -1,10 +1,10 @@
-//! Every JSON document the binary prints, checked against README's "JSON output" (`schema`):
-//! every document this test makes the binary print must follow its table, and every table, and
-//! every field it lists, must show up in one of them. So a field added without documentation
-//! fails, and so does documentation nothing prints.
+//! Every JSON document the binary prints, checked against docs/json.md (`schema`): every
+//! document this test makes the binary print must follow its table, and every table, and every
+//! field it lists, must show up in one of them. So a field added without documentation fails,
+//! and so does documentation nothing prints.
 //!
-//! A new kind of document gets a table in README and a few lines in
-//! `every_json_document_has_the_fields_readme_lists` that make the binary print it.
+//! A new kind of document gets a table in docs/json.md and a few lines in
+//! `every_json_document_has_the_fields_the_docs_list` that make the binary print it.
 
 mod schema;
 
@@ -30,8 +30,8 @@ fn ok(cluster: &Cluster, args: &[&str]) -> Output {
 }
 
 #[test]
-fn every_json_document_has_the_fields_readme_lists() {
-    let schema = Schema::from_readme();
+fn every_json_document_has_the_fields_the_docs_list() {
+    let schema = Schema::from_docs();
     let cluster = Cluster::start(3);
     let json = ["--log-format", "json"];
 
@@ -235,8 +235,8 @@ fn every_json_document_has_the_fields_readme_lists() {
 }
 
 #[test]
-fn a_field_the_readme_does_not_list_fails_the_check() {
-    let schema = Schema::from_readme();
+fn a_field_the_docs_do_not_list_fails_the_check() {
+    let schema = Schema::from_docs();
     let document = serde_json::json!({
         "version": 1, "name": "job", "key": "redlock:job", "token": "t", "ttl_ms": 1,
         "validity_ms": 1, "servers": 3, "votes": 2, "undocumented": true,

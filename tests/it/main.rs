@@ -1,7 +1,7 @@
 //! Integration tests: the real `redlock` binary against real redis-server processes. Shared
 //! helpers live in `support/` (its `//!` says which way to run redlock when); every other module
-//! holds tests, one behaviour each (`json/schema.rs` is the README schema `json.rs` checks
-//! against).
+//! holds tests, one behaviour each (`json/schema.rs` is docs/json.md's schema, which `json.rs`
+//! checks against).
 
 mod support;
 
@@ -11,6 +11,7 @@ mod cluster_failover;
 mod cluster_mode;
 mod cron;
 mod crowd;
+mod docs;
 mod doctor;
 mod doctor_groups;
 mod engine;

@@ -64,7 +64,7 @@
 //!    lost, as a lock is when a majority restarts empty: it never opens, and `set` with its
 //!    count creates it again where it is missing. If a majority loses it and only those answer,
 //!    a `set` with another count creates that one: as for locks, persistence or a delayed
-//!    restart is what keeps a majority from forgetting at once (README).
+//!    restart is what keeps a majority from forgetting at once (docs/recipes.md).
 //!
 //!    **Races.** Two runs setting different counts at once: each server takes one of them
 //!    (the script is atomic), so at most one reaches a quorum, and the other takes its

@@ -20,7 +20,7 @@
 -- waiter left in the queue is behind it. An absent key with a live exclusive waiter ahead is
 -- reserved for the head of the queue and woken (queue/mod.rs, step 3). A grant reads the
 -- fencing counter without raising it: a shared holder sees the current fence and takes none
--- (README).
+-- (docs/recipes.md).
 
 if redis.replicate_commands then redis.replicate_commands() end
 local key, readers, queue = KEYS[1], KEYS[2], KEYS[#KEYS]

@@ -1,9 +1,10 @@
-//! README's "JSON output", parsed, and documents checked against it: each document's fields and
+//! docs/json.md, parsed, and documents checked against it: each document's fields and
 //! each nested object's fields must be in its table, with a type the table allows; every field a
 //! table lists must be in every document of that kind (but for those it says are "only"
 //! sometimes there); and `assert_complete` says whether every table, and every field it lists,
 //! showed up in some document checked.
 
+use crate::support::markdown::{doc, slug};
 use crate::support::{stderr_of, stdout_of};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -13,7 +14,7 @@ use std::process::Output;
 /// The JSON types a table's type column can name.
 const TYPES: [&str; 6] = ["number", "string", "boolean", "null", "array", "object"];
 
-/// One field of a README table.
+/// One field of a table in docs/json.md.
 struct Field {
     /// The JSON types its value may have.
     types: BTreeSet<&'static str>,
@@ -28,21 +29,11 @@ struct Table {
     fields: BTreeMap<String, Field>,
 }
 
-/// README's "JSON output", and which fields the documents checked so far had.
+/// docs/json.md's tables, and which fields the documents checked so far had.
 pub struct Schema {
     /// By anchor (GitHub's slug of the heading).
     tables: BTreeMap<String, Table>,
     seen: RefCell<BTreeMap<String, BTreeSet<String>>>,
-}
-
-/// GitHub's anchor for a heading: lowercase, punctuation but `-` and `_` dropped, spaces to `-`.
-fn slug(title: &str) -> String {
-    title
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
-        .map(|c| if c == ' ' { '-' } else { c })
-        .collect()
 }
 
 fn type_of(value: &Value) -> &'static str {
@@ -57,23 +48,18 @@ fn type_of(value: &Value) -> &'static str {
 }
 
 impl Schema {
-    pub fn from_readme() -> Schema {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README.md");
-        Schema::parse(&readme)
+    pub fn from_docs() -> Schema {
+        Schema::parse(&doc("docs/json.md"))
     }
 
-    fn parse(readme: &str) -> Schema {
-        let start = readme
-            .find("\n## JSON output\n")
-            .expect("README has a section \"JSON output\"");
-        let section = &readme[start + 1..];
-        let end = section[3..]
-            .find("\n## ")
-            .map_or(section.len(), |at| at + 3);
+    /// The file is the section: its title, then one heading per table.
+    fn parse(json_md: &str) -> Schema {
+        let tables_text = json_md
+            .strip_prefix("# JSON output\n")
+            .expect("docs/json.md opens with its title, \"# JSON output\"");
         let mut tables = BTreeMap::new();
         let mut current: Option<String> = None;
-        for line in section[..end].lines().skip(1) {
+        for line in tables_text.lines() {
             if line.starts_with('#') {
                 let title = line.trim_start_matches('#').trim().to_string();
                 let anchor = slug(&title);
@@ -92,7 +78,7 @@ impl Schema {
             }
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
             let [_, name, kind, meaning, ..] = cells.as_slice() else {
-                panic!("README's JSON table row {line:?} has not three columns");
+                panic!("docs/json.md's table row {line:?} has not three columns");
             };
             let anchor = current.as_ref().expect("a table under a heading");
             let words: BTreeSet<&str> = kind
@@ -107,7 +93,10 @@ impl Schema {
             if nested.is_some() && !types.contains("array") {
                 types.insert("object");
             }
-            assert!(!types.is_empty(), "README's {line:?} names no JSON type");
+            assert!(
+                !types.is_empty(),
+                "docs/json.md's {line:?} names no JSON type"
+            );
             let field = Field {
                 types,
                 nested,
@@ -117,7 +106,7 @@ impl Schema {
             let table = tables.get_mut(anchor).expect("the current table");
             assert!(
                 table.fields.insert(name.clone(), field).is_none(),
-                "README's table {:?} lists {name} twice",
+                "docs/json.md's table {:?} lists {name} twice",
                 table.title
             );
         }
@@ -126,7 +115,7 @@ impl Schema {
                 if let Some(nested) = &field.nested {
                     assert!(
                         tables.contains_key(nested),
-                        "README's {:?} links {name} to #{nested}, which is no table",
+                        "docs/json.md's {:?} links {name} to #{nested}, which is no table",
                         table.title
                     );
                 }
@@ -143,11 +132,11 @@ impl Schema {
         let (anchor, table) = self
             .tables
             .get_key_value(&anchor)
-            .unwrap_or_else(|| panic!("README's JSON output has no table {title:?}"));
+            .unwrap_or_else(|| panic!("docs/json.md has no table {title:?}"));
         (anchor, table)
     }
 
-    /// Checks one document of the kind README's table `title` describes.
+    /// Checks one document of the kind docs/json.md's table `title` describes.
     pub fn check(&self, title: &str, document: &Value) {
         let (anchor, _) = self.table(title);
         self.check_object(&[anchor], document, title, true);
@@ -180,13 +169,13 @@ impl Schema {
                     .map(|a| self.tables[*a].title.as_str())
                     .collect();
                 panic!(
-                    "{path} has the field `{name}`, which README's JSON output does not list (table {titles:?}): {value}"
+                    "{path} has the field `{name}`, which docs/json.md does not list (table {titles:?}): {value}"
                 );
             };
             let path = format!("{path}.{name}");
             assert!(
                 field.types.contains(type_of(value)),
-                "{path} is {}, README says {:?}: {value}",
+                "{path} is {}, docs/json.md says {:?}: {value}",
                 type_of(value),
                 field.types
             );
@@ -212,7 +201,7 @@ impl Schema {
                 let needed = !field.optional && (top || name != "version");
                 assert!(
                     !needed || object.contains_key(name),
-                    "{path} lacks `{name}`, which README's {:?} lists: {value}",
+                    "{path} lacks `{name}`, which docs/json.md's {:?} lists: {value}",
                     self.tables[*anchor].title
                 );
             }
@@ -225,7 +214,7 @@ impl Schema {
         for (anchor, table) in &self.tables {
             let Some(fields) = seen.get(anchor) else {
                 panic!(
-                    "README's JSON output has a table {:?} that no document this test produced follows: make the test produce one",
+                    "docs/json.md has a table {:?} that no document this test produced follows: make the test produce one",
                     table.title
                 );
             };
@@ -236,7 +225,7 @@ impl Schema {
                 .collect();
             assert!(
                 unseen.is_empty(),
-                "README's {:?} lists {unseen:?}, which no document this test produced had",
+                "docs/json.md's {:?} lists {unseen:?}, which no document this test produced had",
                 table.title
             );
         }

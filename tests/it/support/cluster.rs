@@ -18,7 +18,7 @@ pub const TEST_TIMEOUT: &str = "400ms";
 pub const KEY: &str = "redlock:job";
 
 /// Whether `key` is a lock's run history, which every run leaves on the servers by design
-/// (README: "Did last night's job run?"): not something a test of what is left counts.
+/// (docs/recipes.md: "Did last night's job run?"): not something a test of what is left counts.
 pub fn is_history(key: &str) -> bool {
     key.ends_with("\u{1f}history")
 }

@@ -1,8 +1,9 @@
 //! Deployments as `redlock doctor` sees them: servers that keep their locks, doctor's `--json`
-//! run and its findings read back, and README's ACL recipe made into a server's user.
+//! run and its findings read back, and docs/doctor.md's ACL recipe made into a server's user.
 
 use super::binary::document;
 use super::cluster::redlock_on;
+use super::markdown::doc;
 use super::one_shot::one_shot;
 use super::redis_server::Redis;
 use serde_json::Value;
@@ -60,15 +61,14 @@ pub fn url(server: &Redis) -> String {
     server.url()
 }
 
-/// README's ACL recipe, as a server of this version takes it (Redis 6.0 has no channel
+/// docs/doctor.md's ACL recipe, as a server of this version takes it (Redis 6.0 has no channel
 /// permissions), for a user `name` with `password`, without `-command` and with `+extra`.
 pub fn recipe_user(server: &Redis, name: &str, without: &[&str], extra: &[&str]) {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let line = readme
+    let doctor_md = doc("docs/doctor.md");
+    let line = doctor_md
         .lines()
         .find(|line| line.starts_with("ACL SETUSER redlock on >PASSWORD"))
-        .expect("README's ACL recipe");
+        .expect("docs/doctor.md's ACL recipe");
     let info: String = redis::cmd("INFO")
         .arg("server")
         .query(&mut server.connection())

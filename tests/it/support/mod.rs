@@ -23,7 +23,8 @@
 //! - `mixed`: a Redis Cluster beside two plain servers, as one lock sees them.
 //! - `proxy`: the fault proxy between redlock and a server.
 //! - `clock`: a process whose wall clock is an hour ahead of the machine's.
-//! - `deployments`: `redlock doctor`'s runs and findings, and README's ACL made a user.
+//! - `deployments`: `redlock doctor`'s runs and findings, and docs/doctor.md's ACL made a user.
+//! - `markdown`: README.md and docs/*.md as GitHub reads them: headings, anchors, links.
 //! - `imports`: the import graph between `src/` files, for `house.rs`'s no-circle rule.
 //! - `wait`: `wait_for`, a condition polled within a bound (also the benchmark's).
 
@@ -35,6 +36,7 @@ pub mod deployments;
 pub mod groups;
 pub mod imports;
 pub mod latches;
+pub mod markdown;
 pub mod mixed;
 pub mod one_shot;
 pub mod process;
