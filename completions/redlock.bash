@@ -261,7 +261,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__doctor)
-            opts="-s -v -q -h -V --ttl --strict --json --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-v -q -s -h -V --ttl --strict --json --verbose --quiet --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -31,12 +31,16 @@ pub(crate) struct TakeArgs {
     /// Lock name (the key is <PREFIX><NAME>)
     pub(crate) name: String,
 
-    /// How long the lock lives on the servers unless extended or released (at most 7d)
+    /// How long the lock lives (at most 7d)
+    ///
+    /// On the servers, unless extended or released; exec renews it every TTL/3 while its
+    /// command runs.
     #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl, help_heading = LOCK)]
     pub(crate) ttl: Duration,
 
-    /// Keep trying for up to DUR (at most 7d) while the lock is busy or unreachable (default:
-    /// try once)
+    /// Keep trying up to DUR while the lock is busy
+    ///
+    /// Or while too few servers answer. At most 7d; without it, redlock tries once.
     #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_WAIT", value_parser = wait, help_heading = WAITING)]
     pub(crate) wait: Option<Duration>,
 
@@ -45,25 +49,35 @@ pub(crate) struct TakeArgs {
     pub(crate) conflict_exit_code: Option<u8>,
 
     /// Mean pause between attempts while waiting (randomised ±50%)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay, help_heading = WAITING)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_RETRY_DELAY", default_value = "200ms", value_parser = retry_delay, help_heading = WAITING, hide_short_help = true)]
     pub(crate) retry_delay: Duration,
 
-    /// Also get a fencing number, greater than that of every earlier grant of NAME, for the
-    /// protected resource to check (exec's command sees REDLOCK_FENCE; acquire prints it on a
-    /// second line, or as "fence" with --json). Costs one more round
+    /// Also get a fencing number for the resource to check
+    ///
+    /// It is greater than that of every earlier grant of NAME (exec's command sees
+    /// REDLOCK_FENCE; acquire prints it on a second line, or as "fence" with --json). Costs one
+    /// more round. Its variable is REDLOCK_FENCING, not REDLOCK_FENCE: that one is the number
+    /// exec gives its command, and a redlock that the command runs must not turn on --fence by
+    /// inheriting it.
     #[arg(long, env = "REDLOCK_FENCING", help_heading = LOCK)]
     pub(crate) fence: bool,
 
-    /// Treat NAME as a semaphore of N slots (1 to 1000): up to N holders at once, each in a
-    /// slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). The servers remember N
-    /// while it has holders: another N exits 64. The mutex NAME is a different lock
+    /// A semaphore: up to N holders of NAME at once (1 to 1000)
+    ///
+    /// Each holder is in a slot of its own (exec's command sees REDLOCK_SLOT, 0 to N-1). The
+    /// servers remember N while it has holders: another N exits 64. The mutex NAME is a
+    /// different lock.
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
-    /// Take NAME shared, as flock -s does: any number of shared holders at once, none while an
-    /// exclusive holder has it, and none who arrive after an exclusive waiter (exec's command
-    /// sees REDLOCK_SHARED=1). Not with --limit; with --fence, the current fence is read and
-    /// no new one is taken
+    /// Take NAME shared, as flock -s does
+    ///
+    /// Any number of shared holders at once, none while an exclusive holder has it, and none
+    /// who arrive after an exclusive waiter (exec's command sees REDLOCK_SHARED=1). Not with
+    /// --limit; with --fence, the current fence is read and no new one is taken. Its variable
+    /// is REDLOCK_SHARING, not REDLOCK_SHARED: that one is what exec --shared gives its command,
+    /// and a redlock that the command runs for another lock must not turn shared by inheriting
+    /// it.
     #[arg(long, env = SHARING, help_heading = LOCK)]
     pub(crate) shared: bool,
 }
@@ -78,8 +92,10 @@ pub(crate) struct AcquireArgs {
     #[command(flatten)]
     pub(crate) take: TakeArgs,
 
-    /// Print one JSON object instead of the token: version, name, key, token, ttl_ms,
-    /// validity_ms, servers, votes, and fence and slot with --fence and --limit (docs/json.md)
+    /// Print one JSON object instead of the token
+    ///
+    /// Its fields: version, name, key, token, ttl_ms, validity_ms, servers, votes, and fence and
+    /// slot with --fence and --limit (docs/json.md).
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }
@@ -101,25 +117,33 @@ pub(crate) struct ReleaseArgs {
     )]
     pub(crate) token: Option<String>,
 
-    /// Delete the lock whatever its token (for a stuck lock); prints what it removed, exits 1 if
-    /// there was nothing. Deliberately has no environment variable: it must be typed each time
+    /// Delete the lock whatever its token (a stuck lock)
+    ///
+    /// Prints what it removed, and exits 1 if there was nothing. Deliberately has no
+    /// environment variable: it must be typed each time.
     #[arg(long, conflicts_with = "token", help_heading = LOCK)]
     pub(crate) force: bool,
 
-    /// NAME is a semaphore of N slots: release the slot TOKEN holds (with --force: every slot).
-    /// Without it, a token that holds no lock NAME releases its slot of the semaphore NAME
+    /// NAME is a semaphore: release the slot TOKEN holds
+    ///
+    /// NAME is a semaphore of N slots: with --force, every slot is released. Without --limit, a
+    /// token that holds no lock NAME releases its slot of the semaphore NAME.
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
-    /// TOKEN is a shared holder's (`acquire --shared`): it leaves the shared holders, and the
-    /// last one to leave frees the lock
+    /// TOKEN is a shared holder's (acquire --shared)
+    ///
+    /// It leaves the shared holders, and the last one to leave frees the lock. Its variable is
+    /// REDLOCK_SHARING, not REDLOCK_SHARED (what exec --shared gives its command).
     #[arg(long, env = SHARING, help_heading = LOCK)]
     pub(crate) shared: bool,
 
-    /// Keep the lock until DUR (at most 7d) after its acquisition instead of deleting it: the
-    /// key then expires on its own. The acquisition time is the one in the token, from the
-    /// acquiring host's wall clock; each server counts DUR from it on its own clock, never past
-    /// DUR from now (this host's clock plays no part). Released at once if DUR has passed
+    /// Keep the lock until DUR after its acquisition
+    ///
+    /// Instead of deleting it: the key then expires on its own (DUR at most 7d). The
+    /// acquisition time is the one in the token, from the acquiring host's wall clock; each
+    /// server counts DUR from it on its own clock, never past DUR from now (this host's clock
+    /// plays no part). Released at once if DUR has passed.
     #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, conflicts_with = "force", help_heading = LOCK)]
     pub(crate) hold_at_least: Option<Duration>,
 
@@ -140,17 +164,23 @@ pub(crate) struct ExtendArgs {
     #[arg(long, value_name = "DUR", env = "REDLOCK_TTL", default_value = "30s", value_parser = ttl, help_heading = LOCK)]
     pub(crate) ttl: Duration,
 
-    /// Print one JSON object instead of the validity: version, name, key, token, ttl_ms,
-    /// validity_ms, servers, votes (docs/json.md)
+    /// Print one JSON object instead of the validity
+    ///
+    /// Its fields: version, name, key, token, ttl_ms, validity_ms, servers, votes
+    /// (docs/json.md).
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
-    /// NAME is a semaphore of N slots: extend the slot TOKEN holds. Without it, a token that
-    /// holds no lock NAME extends its slot of the semaphore NAME
+    /// NAME is a semaphore: extend the slot TOKEN holds
+    ///
+    /// Without --limit, a token that holds no lock NAME extends its slot of the semaphore NAME.
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
-    /// TOKEN is a shared holder's (`acquire --shared`)
+    /// TOKEN is a shared holder's (acquire --shared)
+    ///
+    /// Its variable is REDLOCK_SHARING, not REDLOCK_SHARED (what exec --shared gives its
+    /// command).
     #[arg(long, env = SHARING, help_heading = LOCK)]
     pub(crate) shared: bool,
 }
@@ -160,24 +190,32 @@ pub(crate) struct StatusArgs {
     /// Lock name; without it, list every lock under the prefix
     pub(crate) name: Option<String>,
 
-    /// Print one JSON object for programs (its fields: docs/json.md)
+    /// Print one JSON object for programs
+    ///
+    /// Its fields: docs/json.md.
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 
-    /// NAME is a semaphore of N slots: show each slot's holder and TTL. Without it, a name that
-    /// is a semaphore is shown as one (and beside the lock NAME, when both are held)
+    /// NAME is a semaphore of N slots: show each slot's holder
+    ///
+    /// And its TTL. Without --limit, a name that is a semaphore is shown as one (and beside the
+    /// lock NAME, when both are held).
     #[arg(long, value_name = "N", env = "REDLOCK_LIMIT", value_parser = limit, allow_hyphen_values = true, help_heading = LOCK)]
     pub(crate) limit: Option<usize>,
 
-    /// Accepted so that one set of options fits every subcommand: status always shows whether
-    /// NAME is held exclusively or shared, and by whom
+    /// Changes nothing: status always shows the mode
+    ///
+    /// Accepted so that one set of options (and REDLOCK_SHARING) fits every subcommand: status
+    /// always shows whether NAME is held exclusively or shared, and by whom.
     #[arg(long, env = SHARING, help_heading = LOCK)]
     pub(crate) shared: bool,
 
-    /// Keep watching over the same connections, every DUR (default 2s), until interrupted
-    /// (exit 0 on Ctrl-C): the table redrawn in place on a terminal, else one table (or with
-    /// --json one document) per refresh. Deliberately has no environment variable: an exported
-    /// one would make every status in a script run forever
+    /// Watch it every DUR (default 2s) until Ctrl-C
+    ///
+    /// Over the same connections, until interrupted (exit 0 on Ctrl-C): the table redrawn in
+    /// place on a terminal, else one table (or with --json one document) per refresh.
+    /// Deliberately has no environment variable: an exported one would make every status in a
+    /// script run forever.
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s", value_parser = watch, help_heading = OUTPUT)]
     pub(crate) watch: Option<Duration>,
 }
@@ -188,17 +226,21 @@ pub(crate) struct ExecArgs {
     pub(crate) take: TakeArgs,
 
     /// After SIGTERM to a command that must stop, wait this long (at most 1h) before SIGKILL
-    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after, help_heading = EXEC)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_KILL_AFTER", default_value = "5s", value_parser = kill_after, help_heading = EXEC, hide_short_help = true)]
     pub(crate) kill_after: Duration,
 
-    /// When the command ends, keep the lock until DUR (at most 7d) after it was acquired instead
-    /// of releasing it, so hosts whose start is up to DUR later find it busy. For cron across a
-    /// fleet: size it to the spread of the hosts' start times and clocks
+    /// Keep the lock until DUR after it was taken
+    ///
+    /// When the command ends, the lock is kept until DUR (at most 7d) after it was acquired
+    /// instead of released, so hosts whose start is up to DUR later find it busy. For cron
+    /// across a fleet: size it to the spread of the hosts' start times and clocks.
     #[arg(long, value_name = "DUR", env = "REDLOCK_HOLD_AT_LEAST", value_parser = hold, allow_hyphen_values = true, help_heading = EXEC)]
     pub(crate) hold_at_least: Option<Duration>,
 
-    /// Stop a command still running after DUR (at most 7d) as a lost lock stops it (SIGTERM to
-    /// its process group, SIGKILL after --kill-after) and exit 124, as timeout(1) does
+    /// Stop the command after DUR and exit 124
+    ///
+    /// A command still running after DUR (at most 7d) is stopped as a lost lock stops it
+    /// (SIGTERM to its process group, SIGKILL after --kill-after), as timeout(1) does.
     #[arg(long, value_name = "DUR", env = "REDLOCK_MAX_RUNTIME", value_parser = max_runtime, allow_hyphen_values = true, help_heading = EXEC)]
     pub(crate) max_runtime: Option<Duration>,
 

@@ -15,18 +15,24 @@ pub(crate) const MAX_RETENTION: Duration = Duration::from_secs(31_557_600);
 
 #[derive(Args, Debug)]
 pub(crate) struct HistoryArgs {
-    /// Lock name: the runs of the lock NAME (exclusive and shared) and of the semaphore NAME
+    /// Lock name
+    ///
+    /// The runs of the lock NAME (exclusive and shared) and of the semaphore NAME.
     pub(crate) name: String,
 
     /// Show the N newest runs only
     #[arg(short = 'n', long, value_name = "N", env = "REDLOCK_HISTORY_LAST", value_parser = last, help_heading = OUTPUT)]
     pub(crate) last: Option<usize>,
 
-    /// Show only the runs that ended within DUR before now (e.g. 24h)
+    /// Show only the runs that ended in the last DUR
+    ///
+    /// Within DUR before now, e.g. 24h.
     #[arg(long, value_name = "DUR", env = "REDLOCK_HISTORY_SINCE", value_parser = duration, help_heading = OUTPUT)]
     pub(crate) since: Option<Duration>,
 
-    /// Print one JSON object for programs (its fields: docs/json.md)
+    /// Print one JSON object for programs
+    ///
+    /// Its fields: docs/json.md.
     #[arg(long, env = "REDLOCK_JSON", help_heading = OUTPUT)]
     pub(crate) json: bool,
 }
@@ -34,13 +40,15 @@ pub(crate) struct HistoryArgs {
 /// How a run is recorded in its name's history, for `exec` and `release`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RecordArgs {
-    /// Record the run in NAME's history (`redlock history`), which keeps the N newest runs on
-    /// each server (0: record nothing)
+    /// Runs kept in NAME's history (0: record none)
+    ///
+    /// The run is recorded in NAME's history (redlock history), which keeps the N newest runs on
+    /// each server; 0 records nothing.
     #[arg(long, value_name = "N", env = "REDLOCK_HISTORY", default_value = "100", value_parser = history, help_heading = HISTORY)]
     pub(crate) history: usize,
 
     /// NAME's history goes once no run has been recorded for DUR (at most 1y)
-    #[arg(long, value_name = "DUR", env = "REDLOCK_HISTORY_RETENTION", default_value = "30d", value_parser = retention, help_heading = HISTORY)]
+    #[arg(long, value_name = "DUR", env = "REDLOCK_HISTORY_RETENTION", default_value = "30d", value_parser = retention, help_heading = HISTORY, hide_short_help = true)]
     pub(crate) history_retention: Duration,
 }
 

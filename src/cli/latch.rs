@@ -18,27 +18,36 @@ pub(crate) struct LatchArgs {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum LatchVerb {
-    /// Create latch NAME, to open once COUNT distinct ids have counted down; exit 0 if it
-    /// exists with the same count (so every host can run it), 75 if with another
+    /// Create latch NAME, to open once COUNT ids have counted down
+    ///
+    /// Create latch NAME, to open once COUNT distinct ids have counted down; exit 0 if it exists
+    /// with the same count (so every host can run it), 75 if with another.
     #[command(after_help = "Examples:
   redlock latch set nightly-etl-$(date +%F) --count 3 --ttl 20h
   redlock latch set release-42 --count 4 --json")]
     Set(LatchSetArgs),
 
-    /// Count down once for --id: exit 0 once it is recorded (id, when, by whom) on a quorum
+    /// Count down once for --id
+    ///
+    /// Exit 0 once it is recorded (id, when, by whom) on a quorum.
     #[command(after_help = "Examples:
   ./extract.sh && redlock latch done nightly-etl-$(date +%F) --id \"$(hostname)\"
   redlock latch done release-42 --id shard-3 --count 4   # creates the latch if missing")]
     Done(LatchDoneArgs),
 
-    /// Wait until the latch opens (exit 0), or give up after --wait or when it expires (75), or
-    /// when too few servers answer to tell (69)
+    /// Wait until the latch opens (exit 0)
+    ///
+    /// Or give up after --wait or when it expires (75), or when too few servers answer to tell
+    /// (69).
     #[command(after_help = "Examples:
   redlock latch wait nightly-etl-$(date +%F) --wait 3h && ./report.sh
   redlock latch wait release-42 --count 4 --ttl 2h --wait 1h --json")]
     Wait(LatchWaitArgs),
 
-    /// Show who counted down, when, and what is missing; without NAME, list every latch
+    /// Show who counted down, and what is missing; or list every latch
+    ///
+    /// Who counted down, when, and what is missing; without NAME, every latch under the
+    /// prefix.
     #[command(
         after_help = "Every latch is in one of five states, the same word in the table, the list and JSON:
   open      a quorum holds it, and at least COUNT distinct ids counted down
@@ -54,19 +63,25 @@ Exits 0 when open, 1 when not, 69 when it cannot tell."
 /// How long a latch lives, for the verbs that may create one.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LatchTtlArgs {
-    /// How long a latch this creates lives on the servers (at most 7d); an existing latch keeps
-    /// its own. Give it room for the slowest job and the wait, and name the latch for the run
-    /// (nightly-etl-2025-01-07) rather than reusing a name before it expires
+    /// Lifetime of a latch this creates (at most 7d)
+    ///
+    /// On the servers; an existing latch keeps its own. Give it room for the slowest job and the
+    /// wait, and name the latch for the run (nightly-etl-2025-01-07) rather than reusing a name
+    /// before it expires.
     #[arg(long, value_name = "DUR", env = "REDLOCK_LATCH_TTL", default_value = "12h", value_parser = ttl)]
     pub(crate) ttl: Duration,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct LatchSetArgs {
-    /// Latch name (the key is <PREFIX><NAME>␟latch: a latch and a lock of one name are apart)
+    /// Latch name (apart from a lock of the same name)
+    ///
+    /// The key is <PREFIX><NAME>␟latch: a latch and a lock of one name are apart.
     pub(crate) name: String,
 
-    /// How many distinct ids must count down before it opens (1 to 1000)
+    /// Ids that must count down before it opens (1 to 1000)
+    ///
+    /// How many distinct ids.
     #[arg(long, value_name = "N", env = "REDLOCK_LATCH_COUNT", value_parser = count, allow_hyphen_values = true)]
     pub(crate) count: u32,
 
@@ -83,20 +98,26 @@ pub(crate) struct LatchDoneArgs {
     /// Latch name
     pub(crate) name: String,
 
-    /// What this count-down is for: one id per job (a host, a shard). An id counts once, so a
-    /// retried job may run `done` again. Without it, a fresh id: a retry then counts twice
+    /// What this count-down is for: one id per job
+    ///
+    /// A host, a shard. An id counts once, so a retried job may run `done` again. Without it, a
+    /// fresh id: a retry then counts twice.
     #[arg(long, value_name = "ID", env = "REDLOCK_LATCH_ID", value_parser = id)]
     pub(crate) id: Option<String>,
 
-    /// Create the latch with N if it does not exist (as `set` does; exit 75 if it exists with
-    /// another count). Without it, a latch that no server knows is an error (64)
+    /// Create the latch with N if it does not exist
+    ///
+    /// As `set` does (exit 75 if it exists with another count). Without it, a latch that no
+    /// server knows is an error (64).
     #[arg(long, value_name = "N", env = "REDLOCK_LATCH_COUNT", value_parser = count, allow_hyphen_values = true)]
     pub(crate) count: Option<u32>,
 
     #[command(flatten)]
     pub(crate) ttl: LatchTtlArgs,
 
-    /// Print one JSON object (the latch's state, and `id`, `votes`, `repaired`)
+    /// Print one JSON object for programs
+    ///
+    /// The latch's state, and `id`, `votes`, `repaired`.
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }
@@ -106,21 +127,25 @@ pub(crate) struct LatchWaitArgs {
     /// Latch name
     pub(crate) name: String,
 
-    /// Give up (exit 75) after DUR (at most 7d); 0s looks once (default: until it opens or
-    /// expires)
+    /// Give up (exit 75) after DUR; 0s looks once
+    ///
+    /// At most 7d. Without it, wait until the latch opens or expires.
     #[arg(short = 'w', long, value_name = "DUR", env = "REDLOCK_LATCH_WAIT", value_parser = wait)]
     pub(crate) wait: Option<Duration>,
 
-    /// Create the latch with N if it does not exist (as `set` does; exit 75 if it exists with
-    /// another count), so the waiter may start first. Without it, a latch that no server knows
-    /// is an error (64)
+    /// Create the latch with N if it does not exist
+    ///
+    /// As `set` does (exit 75 if it exists with another count), so the waiter may start first.
+    /// Without it, a latch that no server knows is an error (64).
     #[arg(long, value_name = "N", env = "REDLOCK_LATCH_COUNT", value_parser = count, allow_hyphen_values = true)]
     pub(crate) count: Option<u32>,
 
     #[command(flatten)]
     pub(crate) ttl: LatchTtlArgs,
 
-    /// Print one JSON object (the latch's state, and `waited_ms`, `expired`), open or not
+    /// Print one JSON object, open or not
+    ///
+    /// The latch's state, and `waited_ms`, `expired`.
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
 }
@@ -133,21 +158,6 @@ pub(crate) struct LatchStatusArgs {
     /// Print JSON for programs
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
-}
-
-/// `latch --help`: the recipe in four lines, and what each verb exits with.
-pub(super) fn help() -> &'static str {
-    "Examples (three ETL hosts and a report host, in their crontabs):
-  N=etl-$(date +%F)
-  redlock latch set $N --count 3 --ttl 20h && ./extract.sh && redlock latch done $N --id host-a
-  redlock latch wait $N --count 3 --ttl 20h --wait 3h && ./report.sh
-  redlock latch status $N      # 2 of 3 done: host-a (03:12 UTC), host-c (03:40 UTC); waiting for 1
-
-Exit status: 0 set, counted or open; 75 not open within --wait, expired while waited on, it
-exists with another count, or no majority of the servers holds it with one count; 69 no quorum
-(for wait: too few servers answered to tell); 64 bad input, or no server knows the latch (done
-and wait without --count); 128+N a signal; status NAME: 0 open, 1 not open.
-Run `redlock latch VERB --help` for each verb's options."
 }
 
 /// A latch's count, `--count`: a whole number from 1 to `MAX_COUNT`.

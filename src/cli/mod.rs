@@ -30,7 +30,9 @@ pub(crate) use latch::{
 #[command(
     name = "redlock",
     version,
-    about = "A distributed lock on N independent Redis servers (Redlock), for scripts, crontabs and CI",
+    about = "A distributed lock on N Redis servers (Redlock), for scripts, cron and CI",
+    long_about = "A distributed lock on N independent Redis servers (Redlock), for scripts, crontabs \
+                  and CI: a lock is held while a majority of the servers hold it.",
     propagate_version = true,
     // Wide terminals still get lines that can be read at a glance.
     max_term_width = 100
@@ -63,12 +65,14 @@ pub(crate) enum Command {
     Generate(GenerateArgs),
 }
 
-/// One subcommand: its name, how it is built (its line in the list of subcommands and its
-/// arguments, these last at once with `true` or only when clap builds it with `false`), and how
-/// its arguments are read back.
+/// One subcommand: its name, its line in the list of subcommands (which fits 80 columns) and the
+/// longer sentence its own `--help` opens with, if any; how it is built (its arguments at once
+/// with `true`, or only when clap builds it with `false`), and how its arguments are read back.
 struct Entry {
     name: &'static str,
-    build: fn(&'static str, bool) -> clap::Command,
+    about: &'static str,
+    long_about: Option<&'static str>,
+    build: fn(&Entry, bool) -> clap::Command,
     read: fn(&mut ArgMatches) -> Result<Command, clap::Error>,
 }
 
@@ -76,122 +80,142 @@ struct Entry {
 const SUBCOMMANDS: &[Entry] = &[
     Entry {
         name: "acquire",
-        build: |name, now| {
-            subcommand::<AcquireArgs>(
-                (name, now),
-                "Take the lock once (or keep trying for --wait) and print its token",
-            )
-        },
+        about: "Take the lock once (or keep trying for --wait) and print its token",
+        long_about: None,
+        build: subcommand::<AcquireArgs>,
         read: |matches| {
-            Ok(Command::Acquire(AcquireArgs::from_arg_matches_mut(
+            Ok(Command::Acquire(FromArgMatches::from_arg_matches_mut(
                 matches,
             )?))
         },
     },
     Entry {
         name: "release",
-        build: |name, now| {
-            subcommand::<ReleaseArgs>(
-                (name, now),
-                "Release a lock held by TOKEN (compare-and-delete on every server)",
-            )
-        },
+        about: "Release a lock held by TOKEN (compare-and-delete on every server)",
+        long_about: None,
+        build: subcommand::<ReleaseArgs>,
         read: |matches| {
-            Ok(Command::Release(ReleaseArgs::from_arg_matches_mut(
+            Ok(Command::Release(FromArgMatches::from_arg_matches_mut(
                 matches,
             )?))
         },
     },
     Entry {
         name: "extend",
-        build: |name, now| {
-            subcommand::<ExtendArgs>(
-                (name, now),
-                "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
-            )
+        about: "Give a lock held by TOKEN a fresh TTL; print the new validity",
+        long_about: Some(
+            "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
+        ),
+        build: subcommand::<ExtendArgs>,
+        read: |matches| {
+            Ok(Command::Extend(FromArgMatches::from_arg_matches_mut(
+                matches,
+            )?))
         },
-        read: |matches| Ok(Command::Extend(ExtendArgs::from_arg_matches_mut(matches)?)),
     },
     Entry {
         name: "status",
-        build: |name, now| {
-            subcommand::<StatusArgs>(
-                (name, now),
-                "Show who holds a lock on each server, or list every lock under the prefix",
-            )
+        about: "Show who holds a lock, server by server, or list every lock",
+        long_about: Some(
+            "Show who holds a lock on each server, or list every lock under the prefix",
+        ),
+        build: subcommand::<StatusArgs>,
+        read: |matches| {
+            Ok(Command::Status(FromArgMatches::from_arg_matches_mut(
+                matches,
+            )?))
         },
-        read: |matches| Ok(Command::Status(StatusArgs::from_arg_matches_mut(matches)?)),
     },
     Entry {
         name: "history",
-        build: |name, now| {
-            subcommand::<HistoryArgs>(
-                (name, now),
-                "Show the recent runs of a lock: which host ran each, when, for how long, and how it ended",
-            )
-        },
+        about: "Show a lock's recent runs: which host, when, how long, how it ended",
+        long_about: Some(
+            "Show the recent runs of a lock: which host ran each, when, for how long, and how \
+             it ended",
+        ),
+        build: subcommand::<HistoryArgs>,
         read: |matches| {
-            Ok(Command::History(HistoryArgs::from_arg_matches_mut(
+            Ok(Command::History(FromArgMatches::from_arg_matches_mut(
                 matches,
             )?))
         },
     },
     Entry {
         name: "exec",
-        build: |name, now| {
-            subcommand::<ExecArgs>(
-                (name, now),
-                "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
-            )
+        about: "Hold the lock while COMMAND runs; stop COMMAND if the lock is lost",
+        long_about: Some(
+            "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
+        ),
+        build: subcommand::<ExecArgs>,
+        read: |matches| {
+            Ok(Command::Exec(FromArgMatches::from_arg_matches_mut(
+                matches,
+            )?))
         },
-        read: |matches| Ok(Command::Exec(ExecArgs::from_arg_matches_mut(matches)?)),
     },
     Entry {
         name: "latch",
-        build: |name, now| {
-            subcommand::<LatchArgs>(
-                (name, now),
-                "A countdown latch: wait until N jobs on other hosts are done (set, done, wait, status)",
-            )
-            .after_help(latch::help())
+        about: "A countdown latch: wait until N jobs on other hosts are done",
+        long_about: Some(
+            "A countdown latch: wait until N jobs on other hosts are done (set, done, wait, \
+             status)",
+        ),
+        build: subcommand::<LatchArgs>,
+        read: |matches| {
+            Ok(Command::Latch(FromArgMatches::from_arg_matches_mut(
+                matches,
+            )?))
         },
-        read: |matches| Ok(Command::Latch(LatchArgs::from_arg_matches_mut(matches)?)),
     },
     Entry {
         name: "doctor",
-        build: |name, now| {
-            subcommand::<DoctorArgs>(
-                (name, now),
-                "Check the servers against what Redlock needs (independent masters, persistence, no eviction, ACL)",
-            )
+        about: "Check the servers against what Redlock needs",
+        long_about: Some(
+            "Check the servers against what Redlock needs (independent masters, persistence, \
+             no eviction, ACL)",
+        ),
+        // Only the whole definition (help, man pages, completions) gives doctor its own -v and
+        // -q: a parse builds doctor after the top level has handed it the global ones, and the
+        // same id twice would clash. Either way the value lands in OutputArgs (clap passes a
+        // global's value up by id).
+        build: |entry, now| match subcommand::<DoctorArgs>(entry, now) {
+            command if now => doctor::output_options(command),
+            command => command,
         },
-        read: |matches| Ok(Command::Doctor(DoctorArgs::from_arg_matches_mut(matches)?)),
+        read: |matches| {
+            Ok(Command::Doctor(FromArgMatches::from_arg_matches_mut(
+                matches,
+            )?))
+        },
     },
     Entry {
         name: "generate",
-        build: |name, now| {
-            subcommand::<GenerateArgs>(
-                (name, now),
-                "Write shell completions or man pages (for packagers)",
-            )
-            .hide(true)
-        },
+        about: "Write shell completions or man pages (for packagers)",
+        long_about: None,
+        build: |entry, now| subcommand::<GenerateArgs>(entry, now).hide(true),
         read: |matches| {
-            Ok(Command::Generate(GenerateArgs::from_arg_matches_mut(
+            Ok(Command::Generate(FromArgMatches::from_arg_matches_mut(
                 matches,
             )?))
         },
     },
 ];
 
-/// The subcommand `name` with `about` as its line and `A`'s arguments, added `now` or when
-/// clap builds it. The line is set again after them, as the derive does: `A`'s own doc comment
-/// must not replace it.
-fn subcommand<A: Args>((name, now): (&'static str, bool), about: &'static str) -> clap::Command {
-    let command = clap::Command::new(name).about(about).long_about(None);
+/// The subcommand `entry` with its lines and `A`'s arguments, added `now` or when clap builds
+/// it. The lines are set again after them, as the derive does: `A`'s own doc comment must not
+/// replace them.
+fn subcommand<A: Args>(entry: &Entry, now: bool) -> clap::Command {
+    let command = clap::Command::new(entry.name)
+        .about(entry.about)
+        .long_about(entry.long_about);
     let arguments = |command: clap::Command| {
         let about = command.get_about().cloned().unwrap_or_default();
-        A::augment_args(command).about(about).long_about(None)
+        let long_about = command.get_long_about().cloned();
+        let command = A::augment_args(command).about(about);
+        match long_about {
+            Some(long_about) => command.long_about(long_about),
+            None => command.long_about(None),
+        }
     };
     if now {
         arguments(command)
@@ -208,7 +232,7 @@ pub(crate) fn whole(command: clap::Command) -> clap::Command {
     listed.fold(command, |command, (place, entry)| {
         // In the list where `subcommand` put it (clap numbers them as they are added).
         command.mut_subcommand(entry.name, |_| {
-            (entry.build)(entry.name, true).display_order(place)
+            (entry.build)(entry, true).display_order(place)
         })
     })
 }
@@ -216,7 +240,7 @@ pub(crate) fn whole(command: clap::Command) -> clap::Command {
 impl Subcommand for Command {
     fn augment_subcommands(command: clap::Command) -> clap::Command {
         SUBCOMMANDS.iter().fold(command, |command, entry| {
-            command.subcommand((entry.build)(entry.name, false))
+            command.subcommand((entry.build)(entry, false))
         })
     }
 
@@ -312,6 +336,10 @@ mod tests {
             &["redlock", "exec", "job", "--history", "0", "--", "true"],
             &["redlock", "latch", "wait", "deploy", "--wait", "5m"],
             &["redlock", "doctor", "--ttl", "5m", "--strict", "--json"],
+            // doctor's own -v and -q (whole) and the global ones (parsing) read alike.
+            &["redlock", "doctor", "-v"],
+            &["redlock", "-q", "doctor"],
+            &["redlock", "doctor", "--quiet", "--log-format", "json"],
             &["redlock", "generate", "man", "out"],
         ];
         for line in lines {

@@ -1,12 +1,13 @@
-//! The man pages, `redlock(1)` and one per subcommand: NAME, SYNOPSIS and OPTIONS as clap_mangen
-//! writes them from the clap definitions, and DESCRIPTION, ENVIRONMENT, DEPLOYMENT (the contract
-//! the servers must keep), EXIT STATUS, EXAMPLES and SEE ALSO written here from the same tables
-//! as `--help`'s text.
+//! The man pages, `redlock(1)` and one per subcommand: NAME and OPTIONS as clap_mangen writes
+//! them from the clap definitions, and SYNOPSIS (clap_mangen's leaves out the options' values),
+//! DESCRIPTION, ENVIRONMENT, DEPLOYMENT (the contract the servers must keep), EXIT STATUS,
+//! EXAMPLES and SEE ALSO written here from the same definitions and tables as `--help`'s text.
 
 use super::notes::CONTRACT;
 use super::pages::{Page, Variable};
+use super::roff::{escape, item};
 use crate::cli::Cli;
-use clap::CommandFactory;
+use clap::{ArgAction, CommandFactory};
 use clap_mangen::Man;
 use std::io::Write;
 
@@ -40,11 +41,12 @@ pub(crate) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
 
 fn render(top: &clap::Command, command: clap::Command, page: Page) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    let about = command.get_about().map(|about| about.to_string());
+    let about = command.get_long_about().or(command.get_about());
+    let about = about.map(|about| about.to_string());
     let man = Man::new(command.clone());
     man.render_title(&mut out)?;
     man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
+    out.write_all(synopsis(&command).as_bytes())?;
     out.write_all(description(about.as_deref().unwrap_or_default(), page).as_bytes())?;
     man.render_options_section(&mut out)?;
     if page == Page::Top {
@@ -57,6 +59,84 @@ fn render(top: &clap::Command, command: clap::Command, page: Page) -> std::io::R
     out.write_all(see_also(page).as_bytes())?;
     man.render_version_section(&mut out)?;
     Ok(out)
+}
+
+/// The command line's shape: the command, each option with its value (`[--ttl DUR]`, a
+/// repeatable one followed by `...`), then its arguments (`--` before a trailing command) or
+/// its subcommand.
+fn synopsis(command: &clap::Command) -> String {
+    let bold = |text: &str| format!("\\fB{}\\fR", escape(text));
+    let italic = |text: &str| format!("\\fI{}\\fR", escape(text));
+    let value = |arg: &clap::Arg| -> String {
+        let names = arg.get_value_names().map(|names| {
+            let names: Vec<&str> = names.iter().map(|name| name.as_str()).collect();
+            names.join(" ")
+        });
+        names.unwrap_or_else(|| arg.get_id().as_str().to_uppercase())
+    };
+    let name = command.get_bin_name().unwrap_or(command.get_name());
+    let mut parts = vec![bold(name)];
+    let shown: Vec<&clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set())
+        .collect();
+    for arg in shown.iter().filter(|arg| !arg.is_positional()) {
+        let mut flag = match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!(
+                "{}|{}",
+                bold(&format!("-{short}")),
+                bold(&format!("--{long}"))
+            ),
+            (Some(short), None) => bold(&format!("-{short}")),
+            (None, Some(long)) => bold(&format!("--{long}")),
+            (None, None) => continue,
+        };
+        if arg.get_action().takes_values() {
+            let optional = arg
+                .get_num_args()
+                .is_some_and(|range| range.min_values() == 0);
+            let shown = italic(&value(arg));
+            // Unbreakable spaces: an option and its value stay on one line.
+            flag = if optional {
+                format!("{flag}\\ [{shown}]")
+            } else {
+                format!("{flag}\\ {shown}")
+            };
+        }
+        let mut part = if arg.is_required_set() {
+            flag
+        } else {
+            format!("[{flag}]")
+        };
+        if matches!(arg.get_action(), ArgAction::Append) {
+            part.push_str("...");
+        }
+        parts.push(part);
+    }
+    for arg in shown.iter().filter(|arg| arg.is_positional()) {
+        if arg.is_last_set() {
+            parts.push(bold("--"));
+        }
+        let mut part = italic(&value(arg));
+        if arg
+            .get_num_args()
+            .is_some_and(|range| range.max_values() > 1)
+        {
+            part.push_str("...");
+        }
+        parts.push(if arg.is_required_set() {
+            part
+        } else {
+            format!("[{part}]")
+        });
+    }
+    if command.has_subcommands() {
+        let name = command.get_subcommand_value_name().unwrap_or("COMMAND");
+        parts.push(italic(name));
+    }
+    // Neither hyphenated (an option is never split across lines) nor justified (which would
+    // stretch the spaces between unbreakable options).
+    format!(".SH SYNOPSIS\n.nh\n.ad l\n{}\n.ad\n.hy\n", parts.join(" "))
 }
 
 fn description(about: &str, page: Page) -> String {
@@ -185,52 +265,9 @@ fn see_also(page: Page) -> String {
     format!(".SH \"SEE ALSO\"\n{}\n", pages.join(", "))
 }
 
-/// A term in bold and its text indented under it.
-fn item(term: &str, text: &str) -> String {
-    format!(".TP\n\\fB{}\\fR\n{}\n", escape(term), escape(text))
-}
-
-/// `text` as roff: backslashes and hyphens escaped (a `-` is a minus sign in flags, which man
-/// must not hyphenate or turn into a dash), `code` in bold, and no line taken for a request.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut bold = false;
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\e"),
-            '-' => out.push_str("\\-"),
-            '`' => {
-                out.push_str(if bold { "\\fR" } else { "\\fB" });
-                bold = !bold;
-            }
-            _ => out.push(c),
-        }
-    }
-    if bold {
-        out.push_str("\\fR");
-    }
-    out.lines()
-        .map(|line| {
-            if line.starts_with(['.', '\'']) {
-                format!("\\&{line}")
-            } else {
-                line.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roff_text_is_escaped() {
-        assert_eq!(escape("--ttl `exec`"), "\\-\\-ttl \\fBexec\\fR");
-        assert_eq!(escape(".hidden"), "\\&.hidden");
-        assert_eq!(escape("a\\b"), "a\\eb");
-    }
 
     #[test]
     fn every_page_has_the_sections_of_a_man_page() {
@@ -253,6 +290,53 @@ mod tests {
             // `redlock help` is no page of its own.
             assert!(!page.contains("redlock\\-help("), "{file}");
         }
+    }
+
+    #[test]
+    fn every_synopsis_gives_each_option_its_value() {
+        let mut top = crate::cli::whole(Cli::command());
+        top.build();
+        let pages = pages().unwrap();
+        for page in Page::ALL {
+            let (file, command) = match page.command() {
+                None => ("redlock.1".to_string(), &top),
+                Some(name) => (
+                    format!("redlock-{name}.1"),
+                    top.find_subcommand(name).unwrap(),
+                ),
+            };
+            let (_, text) = pages.iter().find(|(name, _)| *name == file).unwrap();
+            let text = String::from_utf8_lossy(text);
+            let synopsis = text.split(".SH SYNOPSIS\n").nth(1).unwrap();
+            let synopsis = synopsis.split(".SH ").next().unwrap();
+            let mut valued = 0;
+            for arg in command.get_arguments().filter(|arg| !arg.is_positional()) {
+                let Some(long) = arg.get_long() else { continue };
+                let flag = format!("\\fB{}\\fR", escape(&format!("--{long}")));
+                assert!(synopsis.contains(&flag), "{file}: {flag}");
+                let names = arg
+                    .get_value_names()
+                    .filter(|_| arg.get_action().takes_values());
+                if let Some(names) = names {
+                    valued += 1;
+                    let value = format!("{flag}\\ \\fI{}\\fR", names[0]);
+                    let optional = format!("{flag}\\ [\\fI{}\\fR]", names[0]);
+                    assert!(
+                        synopsis.contains(&value) || synopsis.contains(&optional),
+                        "{file}: {value}"
+                    );
+                }
+            }
+            assert!(valued >= 5, "{file}");
+        }
+        let exec = &pages
+            .iter()
+            .find(|(file, _)| file == "redlock-exec.1")
+            .unwrap()
+            .1;
+        let exec = String::from_utf8_lossy(exec);
+        assert!(exec.contains("[\\fB\\-s\\fR|\\fB\\-\\-server\\fR\\ \\fIURL\\fR]..."));
+        assert!(exec.contains(" \\fINAME\\fR \\fB\\-\\-\\fR \\fICOMMAND\\fR...\n"));
     }
 
     #[test]

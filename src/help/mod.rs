@@ -1,12 +1,16 @@
-//! What `--help` and the man pages say besides the options, written once for both so that they
-//! cannot drift. `pages` holds each page's examples and environment, `notes` what explains a page
-//! (lock states, findings, the deployment contract); the exit statuses are `exit`'s table;
-//! `text` lays them out after `--help`'s options at the terminal's width, and `man` writes them
-//! as the man pages' sections. This file attaches the text to the command line clap parses.
+//! What `-h`, `--help` and the man pages say besides the options, written once for all three so
+//! that they cannot drift. `pages` holds each page's examples and environment, `notes` what
+//! explains a page (lock states, findings, the deployment contract); the exit statuses are
+//! `exit`'s table; `text` lays them out after the options at the terminal's width (`-h` a
+//! screen: a few examples and where the rest is; `--help` everything), `brief` keeps each option
+//! of `-h` to its line, and `man` writes the man pages' sections (in `roff`). This file attaches
+//! the text to the command line clap parses.
 
+mod brief;
 pub(crate) mod man;
 mod notes;
 mod pages;
+mod roff;
 mod text;
 
 use crate::cli::Cli;
@@ -35,16 +39,18 @@ pub(crate) fn width() -> usize {
     terminal.or_else(columns).unwrap_or(MAX).min(MAX)
 }
 
-/// The command line as clap parses it, with each page's help text attached after its options,
-/// laid out for `width` columns.
+/// The command line as clap parses it, with each page's help text attached after its options
+/// (`-h`'s and `--help`'s), laid out for `width` columns.
 pub(crate) fn command(width: usize) -> clap::Command {
     let mut command = crate::cli::whole(Cli::command()).term_width(width);
     for page in Page::ALL {
-        let after = text::after_help(page, width);
+        let short = text::after_short_help(page, width);
+        let long = text::after_help(page, width);
+        let attach = |command: clap::Command| command.after_help(short).after_long_help(long);
         command = match page.command() {
-            None => command.after_help(after),
-            Some(name) => command.mut_subcommand(name, |sub| sub.after_help(after)),
+            None => attach(command),
+            Some(name) => command.mut_subcommand(name, attach),
         };
     }
-    command
+    brief::notes_in_texts(command)
 }

@@ -1,10 +1,49 @@
-//! `--help`'s text after the options: each section under its heading, tables with a hanging
-//! indent, and every line wrapped to the width clap lays the options out at (clap would wrap
-//! this text too, but with no hanging indent, so a table's second lines would start at its left
-//! edge).
+//! The text after the options: `--help`'s, each section under its heading, tables with a
+//! hanging indent, and every line wrapped to the width clap lays the options out at (clap would
+//! wrap this text too, but with no hanging indent, so a table's second lines would start at its
+//! left edge); and `-h`'s, a few examples and what `--help` adds.
 
 use super::notes::CONTRACT;
-use super::pages::{Page, Variable};
+use super::pages::{Example, Page, Variable};
+
+/// How many of a page's examples `-h` shows: the first ones, which are the commonest.
+const SHORT_EXAMPLES: usize = 3;
+
+/// What `-h` shows after `page`'s options: its first examples, and what `--help` and the man
+/// page add (a screen's worth: the options' full text, the notes and the exit statuses are
+/// `--help`'s).
+pub(super) fn after_short_help(page: Page, width: usize) -> String {
+    let shown = page.examples().iter().take(SHORT_EXAMPLES);
+    let examples = shown
+        .map(|shown| example(shown, width))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (help, man) = match page.command() {
+        None => ("redlock --help".to_string(), "redlock".to_string()),
+        Some(name) => (format!("redlock {name} --help"), format!("redlock-{name}")),
+    };
+    let mut adds = vec!["each option in full (TLS and passwords too)"];
+    let notes = page.notes().map(|notes| notes.heading.to_lowercase());
+    adds.extend(notes.as_deref());
+    if page == Page::Top || !page.gives().is_empty() {
+        adds.push("the environment");
+    }
+    adds.push("the exit statuses");
+    let last = adds.pop().unwrap_or_default();
+    let more = format!(
+        "{help} adds {} and {last}; man {man} has it all.",
+        adds.join(", ")
+    );
+    format!("Examples:\n{examples}\n\n{}", wrap(&more, width, "", ""))
+}
+
+/// An example as both pages show it: what it does as a comment, if anything, then the line.
+fn example(example: &Example, width: usize) -> String {
+    match example.says {
+        Some(says) => format!("{}\n  {}", wrap(says, width, "  # ", "  # "), example.line),
+        None => format!("  {}", example.line),
+    }
+}
 
 /// What `--help` shows after `page`'s options, in lines of at most `width` columns (but for a
 /// command line in an example, which is never broken).
@@ -27,10 +66,7 @@ pub(super) fn after_help(page: Page, width: usize) -> String {
     let examples: Vec<String> = page
         .examples()
         .iter()
-        .map(|example| match example.says {
-            Some(says) => format!("{}\n  {}", wrap(says, width, "  # ", "  # "), example.line),
-            None => format!("  {}", example.line),
-        })
+        .map(|shown| example(shown, width))
         .collect();
     sections.push(format!("Examples:\n{}", examples.join("\n")));
     match page {

@@ -1,6 +1,7 @@
 //! The command line a newcomer types: flock's spellings answered with redlock's (exit 64, one
-//! line, nothing sent to any server), help that fits the terminal and `redlock help`, man pages
-//! with every section, and the JSON log's `pid` always redlock's own.
+//! line, nothing sent to any server), help that fits the terminal and `redlock help` (how much
+//! `-h` and `--help` say: `help.rs`), man pages with every section, and the JSON log's `pid`
+//! always redlock's own.
 
 use crate::support::*;
 use std::path::Path;

@@ -304,7 +304,7 @@ pub fn server_command_from(config: Option<&Path>, dir: &Path) -> std::process::C
 /// on `PATH`, or the binary `REDLOCK_TEST_SERVER` names if set and not empty (another Redis
 /// version, or Valkey's `valkey-server`), so that the whole suite runs against any server
 /// version unchanged.
-fn redis_server() -> &'static Path {
+pub fn redis_server() -> &'static Path {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         std::env::var_os("REDLOCK_TEST_SERVER")
