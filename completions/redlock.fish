@@ -195,7 +195,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_se
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "set" -d 'Create latch NAME, to open once COUNT ids have counted down'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "done" -d 'Count down once for --id'
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "wait" -d 'Wait until the latch opens (exit 0)'
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "wait" -d 'Wait until the latch opens (exit 0), or give up (75)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "status" -d 'Show who counted down, and what is missing; or list every latch'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and not __fish_seen_subcommand_from set done wait status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from set" -l count -d 'Ids that must count down before it opens (1 to 1000)' -r
@@ -272,7 +272,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "set" -d 'Create latch NAME, to open once COUNT ids have counted down'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "done" -d 'Count down once for --id'
-complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "wait" -d 'Wait until the latch opens (exit 0)'
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "wait" -d 'Wait until the latch opens (exit 0), or give up (75)'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show who counted down, and what is missing; or list every latch'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l ttl -d 'The longest TTL your locks use (at most 7d)' -r
@@ -320,5 +320,5 @@ complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_see
 complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "set" -d 'Create latch NAME, to open once COUNT ids have counted down'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "done" -d 'Count down once for --id'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "wait" -d 'Wait until the latch opens (exit 0)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "wait" -d 'Wait until the latch opens (exit 0), or give up (75)'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "status" -d 'Show who counted down, and what is missing; or list every latch'

@@ -35,7 +35,7 @@ pub(crate) enum LatchVerb {
   redlock latch done release-42 --id shard-3 --count 4   # creates the latch if missing")]
     Done(LatchDoneArgs),
 
-    /// Wait until the latch opens (exit 0)
+    /// Wait until the latch opens (exit 0), or give up (75)
     ///
     /// Or give up after --wait or when it expires (75), or when too few servers answer to tell
     /// (69).
