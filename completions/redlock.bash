@@ -487,7 +487,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__generate)
-            opts="-s -v -q -h -V --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version completions man"
+            opts="-s -v -q -h -V --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version completions man json schema"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -47,7 +47,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "history" -d 'Show a
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "exec" -d 'Hold the lock while COMMAND runs; stop COMMAND if the lock is lost'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "latch" -d 'A countdown latch: wait until N jobs on other hosts are done'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the servers against what Redlock needs'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "generate" -d 'Write shell completions or man pages (for packagers)'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "generate" -d 'Write shell completions, man pages or docs/json.md (for packagers and tests)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l ttl -d 'How long the lock lives (at most 7d)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'Keep trying up to DUR while the lock is busy' -r
@@ -316,7 +316,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_see
 complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "exec" -d 'Hold the lock while COMMAND runs; stop COMMAND if the lock is lost'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "latch" -d 'A countdown latch: wait until N jobs on other hosts are done'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "doctor" -d 'Check the servers against what Redlock needs'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "generate" -d 'Write shell completions or man pages (for packagers)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "generate" -d 'Write shell completions, man pages or docs/json.md (for packagers and tests)'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from acquire release extend status history exec latch doctor generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "set" -d 'Create latch NAME, to open once COUNT ids have counted down'
 complete -c redlock -n "__fish_redlock_using_subcommand help; and __fish_seen_subcommand_from latch" -f -a "done" -d 'Count down once for --id'

@@ -36,7 +36,7 @@
 
 use crate::clock::BootInstant;
 use crate::lock::{HoldLeft, Keep, Kept, LockError, Record, Redlock, Released, Target};
-use crate::report::{Event, Reporter};
+use crate::report::{event, ms, token_id, Reporter};
 use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
 
@@ -147,21 +147,21 @@ pub(crate) fn report(
     gave: &GaveBack,
 ) {
     match gave {
-        GaveBack::Released(released) => reporter.emit(&Event::Released {
+        GaveBack::Released(released) => reporter.emit(&event::Released {
             name,
             key,
-            token: Some(token),
-            deleted: released.deleted,
+            token_id: Some(token_id(token)),
+            servers_deleted: released.deleted,
             servers,
             forced: false,
         }),
-        GaveBack::Kept(kept) => reporter.emit(&Event::Kept {
+        GaveBack::Kept(kept) => reporter.emit(&event::Kept {
             name,
             key,
-            token,
-            kept: kept.kept,
+            token_id: token_id(token),
+            servers_kept: kept.kept,
             servers,
-            remaining: kept.remaining,
+            remaining_ms: ms(kept.remaining),
         }),
     }
 }

@@ -11,8 +11,8 @@ use crate::exit::{self, Outcome};
 use crate::lock::latch::{Counting, Latch, LatchError, LatchWait, LatchWake, Shape, Waited};
 use crate::report::Reporter;
 use crate::signals;
-use crate::status::latch::{document, summary};
-use serde_json::{json, Value};
+use crate::status::latch::summary;
+use crate::status::latch_json::{document, LatchDocument};
 use std::io::Write;
 use std::sync::mpsc;
 
@@ -48,8 +48,10 @@ fn set(config: &Config, reporter: Reporter, args: &LatchSetArgs) -> anyhow::Resu
         .latch_set(&latch, shape)
         .map_err(|err| refused(&latch, "set", err, Some(shape.count)))?;
     if args.json {
-        let extra = [("created", json!(set.created)), ("votes", json!(set.votes))];
-        print_json(&latch, &set.view.counting(), extra);
+        print_json(&latch, &set.view.counting(), |document| {
+            document.created = Some(set.created);
+            document.votes = Some(set.votes);
+        });
     }
     Ok(Outcome::Success)
 }
@@ -72,12 +74,11 @@ fn done(config: &Config, reporter: Reporter, args: &LatchDoneArgs) -> anyhow::Re
         .latch_done(&latch, (&id, &record), create)
         .map_err(|err| refused(&latch, "count down", err, args.count))?;
     if args.json {
-        let extra = [
-            ("id", json!(id)),
-            ("votes", json!(counted.votes)),
-            ("repaired", json!(counted.repaired)),
-        ];
-        print_json(&latch, &counted.view.counting(), extra);
+        print_json(&latch, &counted.view.counting(), |document| {
+            document.id = Some(id);
+            document.votes = Some(counted.votes);
+            document.repaired = Some(counted.repaired);
+        });
     }
     Ok(Outcome::Success)
 }
@@ -113,8 +114,10 @@ fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Re
     let report = |counting: &Counting, expired: bool| {
         if args.json {
             let waited_ms = started.elapsed().as_millis() as u64;
-            let extra = [("waited_ms", json!(waited_ms)), ("expired", json!(expired))];
-            print_json(&latch, counting, extra);
+            print_json(&latch, counting, |document| {
+                document.waited_ms = Some(waited_ms);
+                document.expired = Some(expired);
+            });
         }
     };
     let name = &latch.name;
@@ -154,15 +157,14 @@ fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Re
     }
 }
 
-/// Prints the latch's document with a verb's own fields after it.
-fn print_json<const N: usize>(latch: &Latch, counting: &Counting, extra: [(&str, Value); N]) {
+/// Prints the latch's document with a verb's own fields (`own` sets them) after it.
+fn print_json(latch: &Latch, counting: &Counting, own: impl FnOnce(&mut LatchDocument)) {
     let mut document = document(latch, counting);
-    for (field, value) in extra {
-        document.insert(field.into(), value);
-    }
+    own(&mut document);
     // A closed pipe is not worth an error: the exit status still says what happened.
-    let document = crate::schema::document(Value::Object(document));
-    let _ = writeln!(std::io::stdout(), "{document}");
+    if let Ok(document) = crate::schema::to_json(&document) {
+        let _ = writeln!(std::io::stdout(), "{document}");
+    }
 }
 
 /// The error a refused latch round ends the run with; `doing` says what was tried (`set`,

@@ -6,11 +6,58 @@ use crate::config::{self, Config};
 use crate::exit::{self, usage, Outcome};
 use crate::hold::{self, GaveBack};
 use crate::lock::{KeyState, Kind, Limit, LockError, Redlock, Target};
-use crate::report::{Event, Reporter};
+use crate::report::{event, ms, token_id, Reporter};
+use crate::schema::documented;
 use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
 use std::io::Write;
 use std::sync::mpsc;
+
+documented! {
+    /// `acquire --json`: the grant, with the token that gives it back.
+    pub(crate) struct AcquireDocument<'a> {
+        /// the lock name
+        name: &'a str,
+        /// the key the grant holds: `<prefix><NAME>`, or a semaphore's slot key
+        key: &'a str,
+        /// the holder's token, for `release` and `extend`
+        token: &'a str,
+        /// the TTL the key was set with
+        ttl_ms: u64,
+        /// how long the lock is certainly held, from before the first request
+        validity_ms: u64,
+        /// servers configured
+        servers: usize,
+        /// servers that granted it, of those the round waited for (at least a quorum)
+        votes: usize,
+        /// only with `--fence`: the grant's fencing number
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fence: Option<u64>,
+        /// only with `--limit`: the semaphore slot held, 0 to N−1
+        #[serde(skip_serializing_if = "Option::is_none")]
+        slot: Option<usize>,
+    }
+}
+
+documented! {
+    /// `extend --json`: the grant, extended.
+    pub(crate) struct ExtendDocument<'a> {
+        /// the lock name
+        name: &'a str,
+        /// the key extended (a semaphore's slot key)
+        key: &'a str,
+        /// the holder's token
+        token: &'a str,
+        /// the new TTL, from now
+        ttl_ms: u64,
+        /// how long the lock is certainly held, from before the first request
+        validity_ms: u64,
+        /// servers configured
+        servers: usize,
+        /// servers that extended it
+        votes: usize,
+    }
+}
 
 pub(crate) fn acquire(
     config: &Config,
@@ -32,32 +79,28 @@ pub(crate) fn acquire(
         reporter,
     )?;
     let key = &held.key;
-    let output = if args.json {
-        let mut output = serde_json::json!({
-            "name": take.name,
-            "key": key,
-            "token": held.token,
-            "ttl_ms": held.ttl.as_millis() as u64,
-            "validity_ms": held.validity.as_millis() as u64,
-            "servers": lock.servers().len(),
-            "votes": held.votes,
-        });
-        if let Some(fence) = held.fence {
-            output["fence"] = fence.into();
-        }
-        if let Some(slot) = held.slot {
-            output["slot"] = slot.into();
-        }
-        crate::schema::document(output).to_string()
+    let output: anyhow::Result<String> = if args.json {
+        crate::schema::to_json(&AcquireDocument {
+            name: &take.name,
+            key,
+            token: &held.token,
+            ttl_ms: ms(held.ttl),
+            validity_ms: ms(held.validity),
+            servers: lock.servers().len(),
+            votes: held.votes,
+            fence: held.fence,
+            slot: held.slot,
+        })
     } else {
         // The fence on a line of its own: `$(redlock acquire NAME)` stays the bare token
         // without --fence, and with it `set -- $(…)` splits token and fence.
-        match held.fence {
+        Ok(match held.fence {
             Some(fence) => format!("{}\n{fence}", held.token),
             None => held.token.clone(),
-        }
+        })
     };
-    if let Err(err) = writeln!(std::io::stdout(), "{output}") {
+    let printed = output.and_then(|output| Ok(writeln!(std::io::stdout(), "{output}")?));
+    if let Err(err) = printed {
         // A token nobody can read is a lock nobody can release: give it back.
         let _ = lock.release(&target, key, &held.token, None);
         return Err(exit::fail(
@@ -206,11 +249,11 @@ fn force_release(
         }
         if removed > 0 {
             removed_any = true;
-            reporter.emit(&Event::Released {
+            reporter.emit(&event::Released {
                 name,
                 key: &key,
-                token: None,
-                deleted: removed,
+                token_id: None,
+                servers_deleted: removed,
                 servers: states.len(),
                 forced: true,
             });
@@ -255,27 +298,26 @@ pub(crate) fn extend(
     })?;
     match result {
         Ok((held, key)) => {
-            reporter.emit(&Event::Renewed {
+            reporter.emit(&event::Renewed {
                 name: &args.name,
                 key: &key,
-                token: &held.token,
-                ttl: held.ttl,
-                validity: held.validity,
+                token_id: token_id(&held.token),
+                ttl_ms: ms(held.ttl),
+                validity_ms: ms(held.validity),
                 votes: held.votes,
                 servers: lock.servers().len(),
             });
-            let validity_ms = held.validity.as_millis() as u64;
+            let validity_ms = ms(held.validity);
             let output = if args.json {
-                crate::schema::document(serde_json::json!({
-                    "name": args.name,
-                    "key": key,
-                    "token": held.token,
-                    "ttl_ms": held.ttl.as_millis() as u64,
-                    "validity_ms": validity_ms,
-                    "servers": lock.servers().len(),
-                    "votes": held.votes,
-                }))
-                .to_string()
+                crate::schema::to_json(&ExtendDocument {
+                    name: &args.name,
+                    key: &key,
+                    token: &held.token,
+                    ttl_ms: ms(held.ttl),
+                    validity_ms,
+                    servers: lock.servers().len(),
+                    votes: held.votes,
+                })?
             } else {
                 validity_ms.to_string()
             };

@@ -5,7 +5,7 @@ use crate::cli::TakeArgs;
 use crate::exit::{self, Outcome};
 use crate::lock::{self, Interrupt, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
 use crate::progress::WaitLine;
-use crate::report::{self, Event, Level, Reporter};
+use crate::report::{self, event, ms, token_id, Level, Reporter};
 use crate::{signals, token};
 use nix::sys::signalfd::SignalFd;
 use std::os::fd::AsFd;
@@ -108,15 +108,15 @@ pub(crate) fn take_lock(
         let _ = lock.release(target, &held.key, &held.token, None);
         return Err(exit::quietly(Outcome::Signal(signal)));
     }
-    reporter.emit(&Event::Acquired {
+    reporter.emit(&event::Acquired {
         name: &take.name,
         key: &held.key,
-        token: &held.token,
-        ttl: held.ttl,
-        validity: held.validity,
+        token_id: token_id(&held.token),
+        ttl_ms: ms(held.ttl),
+        validity_ms: ms(held.validity),
         votes: held.votes,
         servers: lock.servers().len(),
-        waited: started.elapsed(),
+        waited_ms: ms(started.elapsed()),
         fence: held.fence,
         slot: held.slot,
     });
@@ -134,11 +134,11 @@ fn refusal(target: &Target, take: &TakeArgs, err: LockError, reporter: Reporter)
         // it, as with flock -n), and always a `busy` event in a JSON log.
         LockError::Busy { holder } => {
             let outcome = Outcome::busy(take.conflict_exit_code);
-            reporter.emit(&Event::Busy {
+            reporter.emit(&event::Busy {
                 name,
                 key,
-                holder: holder.as_deref(),
-                waited: wait,
+                held_by: holder.as_deref(),
+                waited_ms: wait.map(ms),
                 exit_code: outcome.code(),
             });
             exit::quietly(outcome)

@@ -23,6 +23,10 @@ pub(crate) enum Generated {
     Completions,
     /// redlock.1 and one page per subcommand (redlock-acquire.1, …)
     Man,
+    /// json.md, the JSON documents' fields (docs/json.md)
+    Json,
+    /// schema.json, docs/json.md's tables as data (for the tests)
+    Schema,
 }
 
 /// How a lock is taken, shared by `acquire` and `exec`.

@@ -190,7 +190,7 @@ const SUBCOMMANDS: &[Entry] = &[
     },
     Entry {
         name: "generate",
-        about: "Write shell completions or man pages (for packagers)",
+        about: "Write shell completions, man pages or docs/json.md (for packagers and tests)",
         long_about: None,
         build: |entry, now| subcommand::<GenerateArgs>(entry, now).hide(true),
         read: |matches| {

@@ -33,6 +33,7 @@ use findings::Measures;
 use std::io::Write;
 
 pub(crate) use codes::CODES;
+pub(crate) use json::DoctorDocument;
 
 pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome> {
     let mut listed: Vec<(&Server, bool)> = config.servers.iter().map(|s| (s, true)).collect();
@@ -66,7 +67,7 @@ pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome>
             (args.strict, args.ttl, config.timeout),
             (servers, reachable, errors, warnings),
         );
-        crate::schema::document(fields).to_string()
+        crate::schema::to_json(&fields)?
     } else {
         let summary = show::summary(servers, reachable, errors, warnings);
         show::text(&checked, &found, args.strict, &summary)

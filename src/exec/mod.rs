@@ -19,7 +19,7 @@ use crate::exit::{self, Outcome};
 use crate::history;
 use crate::hold::{self, Acquired, Hold};
 use crate::lock::{self, Held, Holding, Redlock, Target, Wake};
-use crate::report::{Event as Log, Reporter};
+use crate::report::{event, ms, Reporter};
 use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
 use crate::{clock::BootInstant, signals};
@@ -143,13 +143,13 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     // The guardian dies while we release the lock; it is reaped when we return.
     let (status, _guardian) = command.finish();
     if let Ok(status) = &status {
-        reporter.emit(&Log::ChildExited {
+        reporter.emit(&event::ChildExited {
             name: &take.name,
             key: &key,
-            pid: pid as u32,
+            child_pid: pid as u32,
             code: status.code(),
             signal: status.signal(),
-            ran: running_since.elapsed(),
+            ran_ms: ms(running_since.elapsed()),
         });
     }
     let hold = hold_after(args, &held, &ended, status.as_ref().ok());

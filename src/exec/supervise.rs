@@ -9,7 +9,7 @@ use super::events::Events;
 use super::renew::{Report, Watchdog};
 use crate::clock::BootInstant;
 use crate::lock::Held;
-use crate::report::{Event as Log, Reporter};
+use crate::report::{event, ms, token_id, Reporter};
 use std::time::Duration;
 
 /// When the command must be stopped (`--max-runtime`), and how long it then gets to stop.
@@ -79,42 +79,42 @@ pub(super) fn supervise(
         if limits.stop_at.is_some_and(BootInstant::has_passed) {
             limits.stop_at = None;
             ended.timed_out = true;
-            lock.reporter.emit(&Log::TimedOut {
+            lock.reporter.emit(&event::TimedOut {
                 name: lock.name,
                 key: lock.key,
-                pid: command.pid() as u32,
-                max_runtime: limits.max_runtime,
+                child_pid: command.pid() as u32,
+                max_runtime_ms: ms(limits.max_runtime),
             });
             stop(&mut kill_at, limits.kill_after);
         }
         if watchdog.due_at().is_some_and(BootInstant::has_passed) {
             match watchdog.renew() {
                 Report::Renewed(held) => {
-                    lock.reporter.emit(&Log::Renewed {
+                    lock.reporter.emit(&event::Renewed {
                         name: lock.name,
                         key: lock.key,
-                        token: lock.token,
-                        ttl: held.ttl,
-                        validity: held.validity,
+                        token_id: token_id(lock.token),
+                        ttl_ms: ms(held.ttl),
+                        validity_ms: ms(held.validity),
                         votes: held.votes,
                         servers: lock.servers,
                     });
                     ended.renewed = Some(held);
                 }
                 Report::RenewalFailed { reason, remaining } => {
-                    lock.reporter.emit(&Log::RenewalFailed {
+                    lock.reporter.emit(&event::RenewalFailed {
                         name: lock.name,
                         key: lock.key,
-                        token: lock.token,
+                        token_id: token_id(lock.token),
                         reason: &reason,
-                        remaining,
+                        remaining_ms: ms(remaining),
                     });
                 }
                 Report::Lost { reason, grace } => {
-                    lock.reporter.emit(&Log::Lost {
+                    lock.reporter.emit(&event::Lost {
                         name: lock.name,
                         key: lock.key,
-                        token: lock.token,
+                        token_id: token_id(lock.token),
                         reason: &format!("{reason}; stopping the command"),
                     });
                     stop(&mut kill_at, grace);

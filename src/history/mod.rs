@@ -11,6 +11,7 @@ mod show;
 
 pub(crate) use entry::Ended;
 pub(crate) use record::{keeping, of_exec, of_release};
+pub(crate) use show::HistoryDocument;
 
 use crate::cli::HistoryArgs;
 use crate::config::Config;
@@ -43,7 +44,7 @@ pub(crate) fn run(
         since: args.since,
     };
     if args.json {
-        print(&crate::schema::document(shown.json()).to_string());
+        print(&crate::schema::to_json(&shown.document())?);
     } else {
         print(shown.table().trim_end());
     }

@@ -1,12 +1,12 @@
 //! `redlock history NAME` for people and programs: the runs as a table, newest first, or the
-//! `history` document (docs/json.md), with each server's copy.
+//! `history` document (`HistoryDocument`), with each server's copy.
 
 use super::merge::Run;
 use crate::human;
 use crate::lock::{NodeError, Stored};
+use crate::schema::documented;
 use crate::status::align;
 use crate::token;
-use serde_json::{json, Map, Value};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// What one `history` shows.
@@ -109,68 +109,132 @@ impl Shown<'_> {
         run.servers < self.quorum
     }
 
-    /// The `history` document, without its `version`.
-    pub(super) fn json(&self) -> Value {
-        let runs: Vec<Value> = self.runs.iter().map(|run| self.run_json(run)).collect();
-        let per_server: Vec<Value> = self
-            .copies
-            .iter()
-            .map(|(server, copy)| {
-                let ok = copy.as_ref().ok();
-                json!({
-                    "server": server,
-                    "reachable": copy.is_ok(),
-                    "error": copy.as_ref().err().map(ToString::to_string),
-                    "entries": ok.map(|stored| stored.entries.len()),
-                    "expires_in_ms": ok
-                        .and_then(|stored| stored.expires_in)
-                        .map(|ttl| ttl.as_millis() as u64),
-                })
-            })
-            .collect();
-        json!({
-            "kind": "history",
-            "name": self.name,
-            "key": self.key,
-            "runs": runs,
-            "quorum": self.quorum,
-            "servers": self.copies.len(),
-            "servers_answered": self.answered(),
-            "per_server": per_server,
-        })
+    /// The `history` document.
+    pub(super) fn document(&self) -> HistoryDocument<'_> {
+        let per_server = self.copies.iter().map(|(server, copy)| {
+            let ok = copy.as_ref().ok();
+            HistoryCopy {
+                server,
+                reachable: copy.is_ok(),
+                error: copy.as_ref().err().map(ToString::to_string),
+                entries: ok.map(|stored| stored.entries.len()),
+                expires_in_ms: ok.and_then(|stored| stored.expires_in).map(ms),
+            }
+        });
+        HistoryDocument {
+            kind: "history",
+            name: self.name,
+            key: self.key,
+            runs: self.runs.iter().map(|run| self.run_entry(run)).collect(),
+            quorum: self.quorum,
+            servers: self.copies.len(),
+            servers_answered: self.answered(),
+            per_server: per_server.collect(),
+        }
     }
 
-    fn run_json(&self, run: &Run) -> Value {
+    fn run_entry<'a>(&self, run: &'a Run) -> RunEntry<'a> {
         let entry = &run.entry;
         let holder = token::holder(&entry.token);
-        let ms = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
-        let mut fields = Map::new();
-        for (field, value) in [
-            ("token", json!(entry.token)),
-            ("host", json!(holder.as_ref().map(|h| &h.host))),
-            ("pid", json!(holder.as_ref().map(|h| h.pid))),
-            (
-                "command",
-                json!(holder.as_ref().and_then(|h| h.command.as_ref())),
-            ),
-            ("acquired_unix_ms", json!(run.started_unix_ms())),
-            ("ended_unix_ms", json!(entry.ended_unix_ms)),
-            ("held_ms", json!(ms(entry.held))),
-            ("waited_ms", json!(ms(entry.waited))),
-            ("ended_as", json!(entry.ended.word())),
-            ("exit_status", json!(entry.ended.exit_status())),
-            ("signal", json!(entry.ended.signal())),
-            ("fence", json!(entry.fence)),
-            ("slot", json!(entry.slot)),
-            (
-                "mode",
-                json!(if entry.shared { "shared" } else { "exclusive" }),
-            ),
-            ("servers_holding", json!(run.servers)),
-            ("partial", json!(self.partial(run))),
-        ] {
-            fields.insert(field.into(), value);
+        RunEntry {
+            token: &entry.token,
+            host: holder.as_ref().map(|h| h.host.clone()),
+            pid: holder.as_ref().map(|h| h.pid),
+            command: holder.and_then(|h| h.command),
+            acquired_unix_ms: run.started_unix_ms(),
+            ended_unix_ms: entry.ended_unix_ms,
+            held_ms: entry.held.map(ms),
+            waited_ms: entry.waited.map(ms),
+            ended_as: entry.ended.word(),
+            exit_status: entry.ended.exit_status(),
+            signal: entry.ended.signal(),
+            fence: entry.fence,
+            slot: entry.slot,
+            mode: if entry.shared { "shared" } else { "exclusive" },
+            servers_holding: run.servers,
+            partial: self.partial(run),
         }
-        Value::Object(fields)
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+documented! {
+    /// `history NAME --json`: the runs of a lock, newest first, and each server's copy.
+    pub(crate) struct HistoryDocument<'a> {
+        /// `"history"`
+        kind: &'static str,
+        /// the lock name
+        name: &'a str,
+        /// the history's key, `<prefix><NAME>␟history`
+        key: &'a str,
+        /// each run once, newest first, after `--since` and `--last`
+        runs: Vec<RunEntry<'a>>,
+        /// servers a run must be recorded on not to be partial
+        quorum: usize,
+        /// servers configured
+        servers: usize,
+        /// servers that answered (fewer than `quorum`: exit 69)
+        servers_answered: usize,
+        /// each server's copy, in the order given
+        per_server: Vec<HistoryCopy<'a>>,
+    }
+}
+
+documented! {
+    /// One run, as the servers recorded it.
+    struct RunEntry<'a> {
+        /// the run's token
+        token: &'a str,
+        /// the host that took the lock, as its token says (null: another client's token)
+        host: Option<String>,
+        /// the redlock process that took it
+        pid: Option<u32>,
+        /// what `exec` ran (shortened; null for `acquire` and `release`)
+        command: Option<String>,
+        /// when it was taken, on that host's clock
+        acquired_unix_ms: Option<u64>,
+        /// when the run ended, on the clock of the host that gave the lock back
+        ended_unix_ms: u64,
+        /// how long it held the lock, to the give-back (a lock kept by `--hold-at-least` is
+        /// held longer)
+        held_ms: Option<u64>,
+        /// how long `exec` waited for it (null for `acquire`: its `release` cannot know)
+        waited_ms: Option<u64>,
+        /// `ok`, `failed`, `signal`, `lost`, `max-runtime`, `interrupted` (a signal to redlock,
+        /// passed on) or `released` (by `release`)
+        ended_as: &'static str,
+        /// the command's exit status, for `ok` and `failed`
+        exit_status: Option<i32>,
+        /// the signal, for `signal` and `interrupted`
+        signal: Option<i32>,
+        /// the grant's fencing number (`--fence`)
+        fence: Option<u64>,
+        /// the semaphore slot it held
+        slot: Option<usize>,
+        /// `exclusive` or `shared`
+        mode: &'static str,
+        /// servers that recorded it
+        servers_holding: usize,
+        /// recorded on fewer than `quorum` servers
+        partial: bool,
+    }
+}
+
+documented! {
+    /// One server's copy of a history.
+    struct HistoryCopy<'a> {
+        /// the server, redacted
+        server: &'a str,
+        /// whether it answered
+        reachable: bool,
+        /// why it did not answer properly
+        error: Option<String>,
+        /// the runs it keeps
+        entries: Option<usize>,
+        /// how long until its copy goes, if no run is recorded meanwhile
+        expires_in_ms: Option<u64>,
     }
 }

@@ -3,7 +3,8 @@
 //! `--log-format json` line starts with.
 
 use crate::human;
-use serde_json::{Map, Value};
+use crate::schema::documented;
+use serde::Serialize;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 
@@ -28,41 +29,52 @@ impl Severity {
     }
 }
 
-/// The fields every JSON line starts with; `pid` is redlock's own (a command's is `child_pid`),
-/// and `version` the schema's (`crate::schema`).
-const HEAD: [&str; 5] = ["ts", "level", "event", "pid", "version"];
-
-/// `{"ts":…,"level":…,"event":…,"pid":…,"version":1, …fields}`: the common head first, so
-/// lines read well in `tail`.
-pub(crate) fn json_line(severity: Severity, event: &str, fields: Value) {
-    line(&json_object(severity, event, fields).to_string());
+documented! {
+    /// What every `--log-format json` line starts with, before its event's fields; `pid` is
+    /// redlock's own (a command's is `child_pid`), and `version` the schema's (`crate::schema`).
+    pub(crate) struct Head<'a> {
+        /// when, RFC 3339 UTC with milliseconds
+        ts: String,
+        /// `info`, `notice` (busy), `warning` or `error`
+        level: &'static str,
+        /// one of the events below
+        event: &'a str,
+        /// redlock's own pid
+        pid: u32,
+        /// `1`
+        version: u64,
+    }
 }
 
-/// The line's object. A field named like one of the head's is a bug that debug builds (and so
-/// the tests) stop at; it never takes the head's place.
-fn json_object(severity: Severity, event: &str, fields: Value) -> Value {
-    let mut object = Map::new();
-    let [ts, level, kind, pid, version] = HEAD;
-    object.insert(
-        ts.into(),
-        humantime::format_rfc3339_millis(SystemTime::now())
-            .to_string()
-            .into(),
-    );
-    object.insert(level.into(), severity.as_str().into());
-    object.insert(kind.into(), event.into());
-    object.insert(pid.into(), std::process::id().into());
-    object.insert(version.into(), crate::schema::VERSION.into());
-    if let Value::Object(fields) = fields {
-        for (name, value) in fields {
-            debug_assert!(
-                !HEAD.contains(&name.as_str()),
-                "{event} has a field '{name}'"
-            );
-            object.entry(name).or_insert(value);
-        }
+/// One JSON line: the head first, so lines read well in `tail`, then the event's fields.
+#[derive(Serialize)]
+struct Line<'a, E> {
+    #[serde(flatten)]
+    head: Head<'a>,
+    #[serde(flatten)]
+    fields: &'a E,
+}
+
+/// `{"ts":…,"level":…,"event":…,"pid":…,"version":1, …fields}`.
+pub(crate) fn json_line<E: Serialize>(severity: Severity, event: &str, fields: &E) {
+    if let Ok(line) = json_object(severity, event, fields) {
+        self::line(&line);
     }
-    Value::Object(object)
+}
+
+fn json_object<E: Serialize>(
+    severity: Severity,
+    event: &str,
+    fields: &E,
+) -> serde_json::Result<String> {
+    let head = Head {
+        ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        level: severity.as_str(),
+        event,
+        pid: std::process::id(),
+        version: crate::schema::VERSION,
+    };
+    serde_json::to_string(&Line { head, fields })
 }
 
 /// Text for people, each of its lines made printable (`human::printable`): a key such as
@@ -86,11 +98,12 @@ pub(crate) fn ms(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn the_head_comes_first_and_pid_is_redlocks() {
-        let object = json_object(Severity::Info, "child_exited", json!({ "child_pid": 42 }));
+        let line = json_object(Severity::Info, "child_exited", &json!({ "child_pid": 42 }));
+        let object: Value = serde_json::from_str(&line.unwrap()).unwrap();
         let names: Vec<&String> = object.as_object().unwrap().keys().collect();
         assert_eq!(
             names,

@@ -9,22 +9,21 @@
 //! Servers only ever appear as their redacted URL (`Server::display`), and tokens only as their
 //! first 8 characters (`token_id`): a log line never carries a password or a usable token.
 //!
-//! This file owns the `Reporter` (what each level shows, and in which form); the events are in
-//! `event`, their text in `event_text` and their JSON fields in `event_json`, `-v`'s round
-//! rendering in `round`, and the writing of one line in `line`.
+//! This file owns the `Reporter` (what each level shows, and in which form); the events, each
+//! with its JSON fields and its words, are in `event`, `-v`'s round rendering in `round`, and the
+//! writing of one line in `line`.
 
-mod event;
-mod event_json;
-mod event_text;
-mod line;
-mod round;
+pub(crate) mod event;
+pub(crate) mod line;
+pub(crate) mod round;
 
 pub(crate) use crate::cli::LogFormat as Format;
 use crate::lock::Round;
-pub(crate) use event::Event;
+pub(crate) use event::token_id;
+use event::Event;
+pub(crate) use line::ms;
 use line::{json_line, text_line, Severity};
-use round::{round_json, round_text};
-use serde_json::json;
+use round::{round_text, RoundEvent};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Level {
@@ -70,39 +69,25 @@ impl Reporter {
         }
     }
 
-    /// Writes one lifecycle event, if this level shows it.
-    pub(crate) fn emit(&self, event: &Event<'_>) {
-        let severity = event.severity();
-        if !self.shows(severity) {
+    /// Writes one event, if this level shows it.
+    pub(crate) fn emit<E: Event>(&self, event: &E) {
+        if !self.shows(E::SEVERITY) {
             return;
         }
         match self.format {
             Format::Text => text_line(&format!("redlock: {}", event.text())),
-            Format::Json => json_line(severity, event.kind(), event.fields()),
+            Format::Json => json_line(E::SEVERITY, E::NAME, event),
         }
     }
 
     /// A warning: something that does not stop us.
     pub(crate) fn warn(&self, message: &str) {
-        if !self.shows(Severity::Warning) {
-            return;
-        }
-        match self.format {
-            Format::Text => text_line(&format!("redlock: warning: {message}")),
-            Format::Json => json_line(Severity::Warning, "warning", json!({ "message": message })),
-        }
+        self.emit(&event::Warning { message });
     }
 
     /// The error that ends the run, with the exit status it ends with.
     pub(crate) fn error(&self, message: &str, exit_code: u8) {
-        match self.format {
-            Format::Text => text_line(&format!("redlock: {message}")),
-            Format::Json => json_line(
-                Severity::Error,
-                "error",
-                json!({ "message": message, "exit_code": exit_code }),
-            ),
-        }
+        self.emit(&event::Error { message, exit_code });
     }
 
     /// One round, server by server (`-v` only).
@@ -112,7 +97,7 @@ impl Reporter {
         }
         match self.format {
             Format::Text => text_line(&round_text(round)),
-            Format::Json => json_line(Severity::Info, "round", round_json(round)),
+            Format::Json => json_line(Severity::Info, "round", &RoundEvent::of(round)),
         }
     }
 }

@@ -1,10 +1,11 @@
 //! `-v`'s rendering of one round, server by server: aligned text for people, an object with every
-//! server's outcome and latency for a JSON log.
+//! server's outcome and latency for a JSON log (`RoundEvent`).
 
 use super::line::ms;
 use crate::human;
 use crate::lock::{NodeError, Round};
-use serde_json::{json, Value};
+use crate::schema::documented;
+use std::time::Duration;
 
 pub(crate) fn round_text(round: &Round<'_>) -> String {
     let mut text = format!(
@@ -40,31 +41,68 @@ pub(crate) fn round_text(round: &Round<'_>) -> String {
     text
 }
 
-pub(crate) fn round_json(round: &Round<'_>) -> Value {
-    let replies: Vec<Value> = round
-        .replies
-        .iter()
-        .map(|reply| {
-            let (outcome, error) = match &reply.outcome {
-                Ok(text) => (Some(text.clone()), None),
-                Err(err) => (None, Some(err.to_string())),
-            };
-            json!({
-                "server": reply.server,
-                "outcome": outcome,
-                "error": error,
-                "latency_ms": (reply.latency.as_secs_f64() * 1_000_000.0).round() / 1000.0,
+documented! {
+    /// With `-v`: one per round of requests.
+    pub(crate) struct RoundEvent<'a> {
+        /// `acquire`, `fence`, `release`, `extend`, `keep`, `force-release`, `inspect` or `list`
+        step: &'a str,
+        /// the key (a semaphore's stem, the prefix for `list`)
+        key: &'a str,
+        /// servers that said yes (set, deleted, extended, held)
+        yes: usize,
+        /// servers a verdict needs
+        quorum: usize,
+        /// from the first request to the last reply
+        elapsed_ms: f64,
+        /// the validity obtained, for the steps that obtain one
+        validity_ms: Option<u64>,
+        /// servers configured
+        servers: usize,
+        /// each server's answer
+        replies: Vec<ReplyEntry<'a>>,
+    }
+}
+
+documented! {
+    /// One server's answer in a round.
+    pub(crate) struct ReplyEntry<'a> {
+        /// the server, redacted
+        server: &'a str,
+        /// what it answered, in a word or two
+        outcome: Option<&'a str>,
+        /// why it did not count
+        error: Option<String>,
+        /// how long it took
+        latency_ms: f64,
+    }
+}
+
+/// Milliseconds with microsecond decimals.
+fn micros_ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+impl<'a> RoundEvent<'a> {
+    pub(crate) fn of(round: &'a Round<'a>) -> RoundEvent<'a> {
+        let replies = round
+            .replies
+            .iter()
+            .map(|reply| ReplyEntry {
+                server: &reply.server,
+                outcome: reply.outcome.as_deref().ok(),
+                error: reply.outcome.as_ref().err().map(ToString::to_string),
+                latency_ms: micros_ms(reply.latency),
             })
-        })
-        .collect();
-    json!({
-        "step": round.step,
-        "key": round.key,
-        "yes": round.yes,
-        "quorum": round.quorum,
-        "elapsed_ms": (round.elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0,
-        "validity_ms": round.validity.map(ms),
-        "servers": round.replies.len(),
-        "replies": replies,
-    })
+            .collect();
+        RoundEvent {
+            step: round.step,
+            key: round.key,
+            yes: round.yes,
+            quorum: round.quorum,
+            elapsed_ms: micros_ms(round.elapsed),
+            validity_ms: round.validity.map(ms),
+            servers: round.replies.len(),
+            replies,
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! missing, each server's copy), the latch list (`latch status`, and the part of `status`
 //! without a name that follows the locks), and the JSON document every latch verb prints.
 
+use super::latch_json::{document, LatchCopy, LatchDocument, LatchListDocument};
 use super::text::{align, print, when};
 use crate::config::Config;
 use crate::exit::{self, Outcome};
@@ -9,47 +10,10 @@ use crate::human;
 use crate::lock::latch::{CountedId, Counting, Latch, LatchState, Listed};
 use crate::lock::Redlock;
 use crate::token;
-use serde_json::{json, Map, Value};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The most ids a one-line summary names.
 const SUMMARY_IDS: usize = 8;
-
-/// The fields every latch verb prints with `--json` (and `status` lists, for each latch).
-pub(crate) fn document(latch: &Latch, counting: &Counting) -> Map<String, Value> {
-    let ids: Vec<Value> = counting.ids.iter().map(id_json).collect();
-    [
-        ("name", json!(latch.name)),
-        ("key", json!(latch.keys.key())),
-        ("state", json!(counting.state.word())),
-        ("open", json!(counting.state == LatchState::Open)),
-        ("count", json!(counting.count)),
-        ("done", json!(counting.ids.len())),
-        ("missing", json!(counting.count.map(|_| counting.missing()))),
-        ("ids", json!(ids)),
-        (
-            "expires_in_ms",
-            json!(counting.ttl.map(|t| t.as_millis() as u64)),
-        ),
-        ("servers_holding", json!(counting.holding)),
-        ("servers", json!(counting.servers)),
-        ("quorum", json!(counting.quorum)),
-    ]
-    .into_iter()
-    .map(|(field, value)| (field.to_string(), value))
-    .collect()
-}
-
-fn id_json(counted: &CountedId) -> Value {
-    let by = counted.record.as_deref().and_then(token::holder);
-    json!({
-        "id": counted.id,
-        "host": by.as_ref().map(|h| h.host.clone()),
-        "pid": by.as_ref().map(|h| h.pid),
-        "at_unix_ms": by.as_ref().map(|h| h.acquired_unix_ms),
-        "servers_holding": counted.servers,
-    })
-}
 
 /// The latch in one line: `2 of 3 done: host-a (03:12 UTC), host-c (03:40 UTC); waiting for 1`.
 pub(crate) fn summary(counting: &Counting) -> String {
@@ -106,24 +70,18 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
     let counting = view.counting();
     let text = if as_json {
         let mut document = document(latch, &counting);
-        let copies: Vec<Value> = engine
-            .servers()
-            .iter()
-            .zip(view.copies())
-            .map(|(server, copy)| {
-                json!({
-                    "server": server.display,
-                    "reachable": copy.error.is_none(),
-                    "error": copy.error,
-                    "count": copy.count,
-                    "done": copy.count.map(|_| copy.ids),
-                    "expires_in_ms": copy.ttl.map(|t| t.as_millis() as u64),
-                    "foreign_type": copy.foreign,
-                })
-            })
-            .collect();
-        document.insert("per_server".into(), copies.into());
-        crate::schema::document(Value::Object(document)).to_string()
+        let copies = engine.servers().iter().zip(view.copies());
+        let copies = copies.map(|(server, copy)| LatchCopy {
+            server: server.display.clone(),
+            reachable: copy.error.is_none(),
+            error: copy.error,
+            count: copy.count,
+            done: copy.count.map(|_| copy.ids),
+            expires_in_ms: copy.ttl.map(|t| t.as_millis() as u64),
+            foreign_type: copy.foreign,
+        });
+        document.per_server = Some(copies.collect());
+        crate::schema::to_json(&document)?
     } else {
         let mut text = format!("latch {}: {}\n", latch.name, summary(&counting));
         if let Some(ttl) = counting.ttl {
@@ -179,8 +137,10 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
 pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
     let listed = engine.latch_list(&config.prefix);
     let text = if as_json {
-        let list = json!({ "prefix": config.prefix, "latches": list_json(config, &listed) });
-        crate::schema::document(list).to_string()
+        crate::schema::to_json(&LatchListDocument {
+            prefix: &config.prefix,
+            latches: list_documents(config, &listed),
+        })?
     } else if listed.latches.is_empty() {
         format!("no latches under prefix '{}'", config.prefix)
     } else {
@@ -198,13 +158,13 @@ pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyho
 }
 
 /// Each latch's document, by name.
-pub(super) fn list_json(config: &Config, listed: &Listed) -> Vec<Value> {
+pub(super) fn list_documents(config: &Config, listed: &Listed) -> Vec<LatchDocument> {
     listed
         .latches
         .iter()
         .filter_map(|(name, view)| {
             let latch = config.latch(name).ok()?;
-            Some(Value::Object(document(&latch, &view.counting())))
+            Some(document(&latch, &view.counting()))
         })
         .collect()
 }
@@ -295,7 +255,13 @@ mod tests {
             keys: LatchKeys::new("redlock:", "etl"),
         };
         let document = document(&latch, &counting(LatchState::Waiting, &["host-a"]));
-        let fields: Vec<&str> = document.keys().map(String::as_str).collect();
+        let document = serde_json::to_value(&document).unwrap();
+        let fields: Vec<&str> = document
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(
             fields,
             [

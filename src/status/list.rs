@@ -1,15 +1,42 @@
 //! `redlock status` without a name: every lock under the prefix, merged across servers and
 //! sorted by name, a semaphore's taken slots each on a line of its own; then the latches apart.
 
-use super::json::verdict_json;
+use super::json::{lock_fields, LockFields};
+use super::latch_json::LatchDocument;
 use super::text::{align, listed, print};
 use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::lock::keys::{self, Listed};
 use crate::lock::{self, KeyState, Redlock, ServerState};
-use serde_json::{json, Value};
+use crate::schema::documented;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+documented! {
+    /// `status --json`: every lock, every taken slot and every latch under the prefix.
+    pub(crate) struct ListDocument<'a> {
+        /// the prefix listed
+        prefix: &'a str,
+        /// every lock and taken slot under it, by key
+        locks: Vec<LockEntry>,
+        /// every latch under it, by name
+        latches: Vec<LatchDocument>,
+    }
+}
+
+documented! {
+    /// One lock, or one taken slot of a semaphore, in the list.
+    struct LockEntry {
+        #[serde(flatten)]
+        lock: LockFields,
+        /// for a semaphore's slot, which (the table shows `NAME [slot S]`)
+        slot: Option<usize>,
+        /// servers that have the key
+        servers_holding: usize,
+        /// servers configured
+        servers: usize,
+    }
+}
 
 /// Every lock under the prefix, merged across servers and sorted by name.
 pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
@@ -54,7 +81,7 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
         locks.push((name, key.to_string(), verdict, holding, states));
     }
     let text = if as_json {
-        let list: Vec<Value> = locks
+        let locks = locks
             .iter()
             .map(|(_, key, verdict, holding, states)| {
                 // The lock's own name, as everywhere else; a slot says which in `slot`.
@@ -63,18 +90,19 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
                     Listed::Lock { name } => (name, None),
                     Listed::Beside => (key.clone(), None),
                 };
-                let mut lock = verdict_json(&name, key, verdict);
-                lock.insert("slot".into(), json!(slot));
-                lock.insert("servers_holding".into(), json!(holding));
-                lock.insert("servers".into(), json!(states.len()));
-                Value::Object(lock)
+                LockEntry {
+                    lock: lock_fields(&name, key, verdict),
+                    slot,
+                    servers_holding: *holding,
+                    servers: states.len(),
+                }
             })
             .collect();
-        let latches = super::latch::list_json(config, &latches);
-        crate::schema::document(
-            json!({ "prefix": config.prefix, "locks": list, "latches": latches }),
-        )
-        .to_string()
+        crate::schema::to_json(&ListDocument {
+            prefix: &config.prefix,
+            locks,
+            latches: super::latch::list_documents(config, &latches),
+        })?
     } else if locks.is_empty() {
         format!("no locks under prefix '{}'", config.prefix)
     } else {

@@ -1,14 +1,13 @@
 //! `redlock status NAME`: one mutex, server by server, with its holder's fence and the waiters
 //! in its queue.
 
-use super::json::{one_json, waiters_json};
+use super::json::{inspected, waiter_entries, Document, LockDocument};
 use super::shown::Shown;
 use super::text::{align, is_kept, kept_summary, readers_table, short_token, waiters_table, when};
 use crate::exit::Outcome;
 use crate::human;
 use crate::lock::{self, Holding, Inspection, KeyState, NodeError, Redlock, ServerState, Target};
 use crate::token;
-use serde_json::Map;
 
 /// One mutex as `status NAME` shows it, from what `inspection` found.
 pub(super) fn report(lock: &Redlock, target: &Target, inspection: &Inspection) -> Shown {
@@ -21,11 +20,13 @@ pub(super) fn report(lock: &Redlock, target: &Target, inspection: &Inspection) -
         _ => None,
     };
     let name = &target.name;
-    let mut json = Map::new();
-    json.insert("kind".into(), "lock".into());
-    json.extend(one_json(name, key, lock.quorum(), states, &verdict));
-    json.insert("fence".into(), fence.into());
-    json.insert("waiters".into(), waiters_json(&inspection.waiters));
+    let json = Document::Lock(Box::new(LockDocument {
+        kind: "lock",
+        lock: inspected(name, key, lock.quorum(), states, &verdict),
+        fence,
+        waiters: waiter_entries(&inspection.waiters),
+        semaphore: None,
+    }));
     let mut text = one_table(name, key, lock.quorum(), states, &verdict, fence);
     if let Holding::Shared { readers, .. } = &verdict {
         text.push_str(&readers_table(readers));

@@ -7,13 +7,15 @@
 //! two do not exclude each other.
 //!
 //! - lock.rs: one mutex; semaphore.rs: one semaphore, slot by slot; list.rs: every lock.
-//! - latch.rs: one latch, the latches listed after the locks, and every latch verb's JSON.
+//! - latch.rs: one latch, and the latches listed after the locks; latch_json.rs: every latch
+//!   verb's JSON.
 //! - shown.rs: one mutex or semaphore as shown, and how it is printed.
 //! - text.rs and json.rs: how a verdict, a server's view, a holder and a waiter are shown.
 //! - watch.rs: `--watch`, the same status again and again over the same connections.
 
 mod json;
 pub(crate) mod latch;
+pub(crate) mod latch_json;
 mod list;
 mod lock;
 mod semaphore;
@@ -26,7 +28,9 @@ use crate::config::{self, Config};
 use crate::exit::Outcome;
 use crate::lock::{Limit, Redlock, Target};
 use crate::report::Reporter;
-use serde_json::Value;
+use json::Document;
+pub(crate) use json::{LockDocument, SemaphoreDocument};
+pub(crate) use list::ListDocument;
 use shown::{show, Shown};
 pub(crate) use text::{align, print};
 
@@ -89,9 +93,9 @@ fn once(
         _ => mutex.outcome,
     };
     mutex.text = format!("{}\n\n{}", mutex.text.trim_end(), semaphore.text);
-    mutex
-        .json
-        .insert("semaphore".into(), Value::Object(semaphore.json));
+    if let (Document::Lock(lock), Document::Semaphore(both)) = (&mut mutex.json, semaphore.json) {
+        lock.semaphore = Some(both);
+    }
     show(Shown { outcome, ..mutex }, args.json)
 }
 

@@ -2,12 +2,11 @@
 //! slot by slot (who holds each, for how long, and its fence) and the waiters in its queue, as a
 //! table for people or `--json` for programs.
 
-use super::json::{one_json, waiters_json};
+use super::json::{inspected, waiter_entries, Document, SemaphoreDocument, SlotEntry};
 use super::shown::Shown;
 use super::text::{align, listed, waiters_table};
 use crate::exit::{self, Outcome};
 use crate::lock::{self, Holding, Inspection, KeyState, Redlock, ServerState, Target};
-use serde_json::{json, Map, Value};
 
 /// One slot's verdict, with what the table and the JSON show of it.
 struct Slot {
@@ -49,8 +48,17 @@ pub(super) fn report(lock: &Redlock, target: &Target, inspection: Inspection) ->
         .count();
     let unknown = rows.iter().any(|slot| slot.verdict == Holding::Unknown);
     let servers = lock.servers().len();
-    let mut json = json_of(name, &semaphore, (lock.quorum(), servers), held, &rows);
-    json.insert("waiters".into(), waiters_json(&inspection.waiters));
+    let json = Document::Semaphore(SemaphoreDocument {
+        kind: "semaphore",
+        name: name.clone(),
+        key: semaphore,
+        limit: rows.len(),
+        slots_held: held,
+        quorum: lock.quorum(),
+        servers,
+        slots: slot_entries(name, lock.quorum(), &rows),
+        waiters: waiter_entries(&inspection.waiters),
+    });
     let mut text = table(name, slots, servers, held, &rows);
     text.push_str(&waiters_table(&inspection.waiters));
     let outcome = if held > 0 {
@@ -95,35 +103,14 @@ fn table(name: &str, slots: usize, servers: usize, held: usize, rows: &[Slot]) -
     out
 }
 
-fn json_of(
-    name: &str,
-    semaphore: &str,
-    (quorum, servers): (usize, usize),
-    held: usize,
-    rows: &[Slot],
-) -> Map<String, Value> {
-    let slots: Vec<Value> = rows
-        .iter()
+/// Each slot as `status NAME --json` describes a lock, with its number and fence.
+fn slot_entries(name: &str, quorum: usize, rows: &[Slot]) -> Vec<SlotEntry> {
+    rows.iter()
         .enumerate()
-        .map(|(slot, row)| {
-            // Each slot is a lock: described as `status NAME --json` describes one.
-            let mut json = one_json(name, &row.key, quorum, &row.states, &row.verdict);
-            json.insert("slot".into(), slot.into());
-            json.insert("fence".into(), row.fence.into());
-            Value::Object(json)
+        .map(|(slot, row)| SlotEntry {
+            lock: inspected(name, &row.key, quorum, &row.states, &row.verdict),
+            slot,
+            fence: row.fence,
         })
-        .collect();
-    [
-        ("kind", json!("semaphore")),
-        ("name", json!(name)),
-        ("key", json!(semaphore)),
-        ("limit", json!(rows.len())),
-        ("slots_held", json!(held)),
-        ("quorum", json!(quorum)),
-        ("servers", json!(servers)),
-        ("slots", json!(slots)),
-    ]
-    .into_iter()
-    .map(|(field, value)| (field.to_string(), value))
-    .collect()
+        .collect()
 }

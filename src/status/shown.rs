@@ -1,14 +1,13 @@
-//! One mutex or semaphore as `status NAME` shows it (its JSON fields, its table, how `status`
+//! One mutex or semaphore as `status NAME` shows it (its document, its table, how `status`
 //! ends for it), and how it is printed: one document for programs, or the table for people.
 
+use super::json::Document;
 use super::text;
 use crate::exit::Outcome;
-use serde_json::{Map, Value};
 
 /// One mutex or semaphore as `status NAME` shows it.
 pub(super) struct Shown {
-    /// Its fields, without the document's `version`.
-    pub(super) json: Map<String, Value>,
+    pub(super) json: Document,
     pub(super) text: String,
     /// How `status` ends for it alone.
     pub(super) outcome: anyhow::Result<Outcome>,
@@ -21,14 +20,9 @@ impl Shown {
 }
 
 /// Prints one document or table, and ends as it says.
-pub(super) fn show(mut shown: Shown, as_json: bool) -> anyhow::Result<Outcome> {
+pub(super) fn show(shown: Shown, as_json: bool) -> anyhow::Result<Outcome> {
     if as_json {
-        if shown.json.get("kind") == Some(&Value::from("lock")) {
-            // A lock's document says whether its name is also a semaphore (null: it is not).
-            shown.json.entry("semaphore").or_insert(Value::Null);
-        }
-        let document = crate::schema::document(Value::Object(shown.json));
-        text::print(&document.to_string());
+        text::print(&crate::schema::to_json(&shown.json)?);
     } else {
         text::print(shown.text.trim_end());
     }

@@ -280,9 +280,15 @@ fn help_shows_the_environment_variable_of_every_option_and_examples() {
 }
 
 #[test]
-fn committed_completions_and_man_pages_are_up_to_date() {
+fn committed_completions_man_pages_and_json_docs_are_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for what in ["completions", "man"] {
+    // What the binary writes, where it is committed, and at least how many files.
+    let generated = [
+        ("completions", "completions", 3),
+        ("man", "man", 3),
+        ("json", "docs", 1),
+    ];
+    for (what, dir, files) in generated {
         let fresh = tempfile::tempdir().unwrap();
         redlock_cmd(["generate", what])
             .arg(fresh.path())
@@ -293,13 +299,13 @@ fn committed_completions_and_man_pages_are_up_to_date() {
             .map(|e| e.unwrap().file_name())
             .collect();
         names.sort();
-        assert!(names.len() >= 3, "{what}: {names:?}");
+        assert!(names.len() >= files, "{what}: {names:?}");
         for name in names {
             let new = std::fs::read(fresh.path().join(&name)).unwrap();
-            let committed = std::fs::read(root.join(what).join(&name)).unwrap_or_default();
+            let committed = std::fs::read(root.join(dir).join(&name)).unwrap_or_default();
             assert!(
                 new == committed,
-                "{what}/{} is stale: run `cargo run -- generate {what} {what}` and commit",
+                "{dir}/{} is stale: run `cargo run -- generate {what} {dir}` and commit",
                 name.to_string_lossy()
             );
         }

@@ -1,37 +1,45 @@
-//! docs/json.md, parsed, and documents checked against it: each document's fields and
-//! each nested object's fields must be in its table, with a type the table allows; every field a
-//! table lists must be in every document of that kind (but for those it says are "only"
-//! sometimes there); and `assert_complete` says whether every table, and every field it lists,
-//! showed up in some document checked.
+//! The documents' tables as the binary lists them (`redlock generate schema`, made from the
+//! structs that print the documents, as docs/json.md is), and documents checked against them:
+//! each document's fields and each nested object's fields must be in its table, with a type the
+//! table allows; every field a table lists must be in every document of that kind (but for those
+//! it says are "only" sometimes there); and `assert_complete` says whether every table, and
+//! every field it lists, showed up in some document checked.
 
-use crate::support::markdown::{doc, slug};
-use crate::support::{stderr_of, stdout_of};
+use crate::support::{redlock_cmd, stderr_of, stdout_of};
+use serde::Deserialize;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Output;
 
-/// The JSON types a table's type column can name.
-const TYPES: [&str; 6] = ["number", "string", "boolean", "null", "array", "object"];
-
-/// One field of a table in docs/json.md.
+/// One field of a table.
+#[derive(Deserialize)]
 struct Field {
+    name: String,
     /// The JSON types its value may have.
-    types: BTreeSet<&'static str>,
+    types: BTreeSet<String>,
     /// The table its object, or each object of its array, follows (its anchor).
     nested: Option<String>,
     /// Whether documents may leave it out (the table says it is there "only" sometimes).
     optional: bool,
 }
 
+#[derive(Deserialize)]
 struct Table {
     title: String,
-    fields: BTreeMap<String, Field>,
+    anchor: String,
+    fields: Vec<Field>,
 }
 
-/// docs/json.md's tables, and which fields the documents checked so far had.
+impl Table {
+    fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|field| field.name == name)
+    }
+}
+
+/// The tables, and which fields the documents checked so far had.
 pub struct Schema {
-    /// By anchor (GitHub's slug of the heading).
+    /// By anchor.
     tables: BTreeMap<String, Table>,
     seen: RefCell<BTreeMap<String, BTreeSet<String>>>,
 }
@@ -48,75 +56,25 @@ fn type_of(value: &Value) -> &'static str {
 }
 
 impl Schema {
-    pub fn from_docs() -> Schema {
-        Schema::parse(&doc("docs/json.md"))
-    }
-
-    /// The file is the section: its title, then one heading per table.
-    fn parse(json_md: &str) -> Schema {
-        let tables_text = json_md
-            .strip_prefix("# JSON output\n")
-            .expect("docs/json.md opens with its title, \"# JSON output\"");
-        let mut tables = BTreeMap::new();
-        let mut current: Option<String> = None;
-        for line in tables_text.lines() {
-            if line.starts_with('#') {
-                let title = line.trim_start_matches('#').trim().to_string();
-                let anchor = slug(&title);
-                tables.insert(
-                    anchor.clone(),
-                    Table {
-                        title: title.replace('`', ""),
-                        fields: BTreeMap::new(),
-                    },
-                );
-                current = Some(anchor);
-                continue;
-            }
-            if !line.starts_with("| `") {
-                continue;
-            }
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            let [_, name, kind, meaning, ..] = cells.as_slice() else {
-                panic!("docs/json.md's table row {line:?} has not three columns");
-            };
-            let anchor = current.as_ref().expect("a table under a heading");
-            let words: BTreeSet<&str> = kind
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .collect();
-            let mut types: BTreeSet<&'static str> =
-                TYPES.into_iter().filter(|t| words.contains(t)).collect();
-            let nested = kind
-                .split_once("](#")
-                .map(|(_, rest)| rest.split(')').next().unwrap_or_default().to_string());
-            if nested.is_some() && !types.contains("array") {
-                types.insert("object");
-            }
-            assert!(
-                !types.is_empty(),
-                "docs/json.md's {line:?} names no JSON type"
-            );
-            let field = Field {
-                types,
-                nested,
-                optional: meaning.starts_with("only "),
-            };
-            let name = name.trim_matches('`').to_string();
-            let table = tables.get_mut(anchor).expect("the current table");
-            assert!(
-                table.fields.insert(name.clone(), field).is_none(),
-                "docs/json.md's table {:?} lists {name} twice",
-                table.title
-            );
-        }
+    /// The tables `redlock generate schema` writes.
+    pub fn from_binary() -> Schema {
+        let dir = tempfile::tempdir().unwrap();
+        redlock_cmd(["generate", "schema"])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(dir.path().join("schema.json")).unwrap();
+        let tables: Vec<Table> = serde_json::from_str(&text).unwrap();
+        let tables: BTreeMap<String, Table> =
+            tables.into_iter().map(|t| (t.anchor.clone(), t)).collect();
         for table in tables.values() {
-            for (name, field) in &table.fields {
+            for field in &table.fields {
                 if let Some(nested) = &field.nested {
                     assert!(
                         tables.contains_key(nested),
-                        "docs/json.md's {:?} links {name} to #{nested}, which is no table",
-                        table.title
+                        "{:?} links {} to #{nested}, which is no table",
+                        table.title,
+                        field.name
                     );
                 }
             }
@@ -128,12 +86,12 @@ impl Schema {
     }
 
     fn table(&self, title: &str) -> (&str, &Table) {
-        let anchor = slug(title);
-        let (anchor, table) = self
+        let table = self
             .tables
-            .get_key_value(&anchor)
+            .values()
+            .find(|table| table.title == title)
             .unwrap_or_else(|| panic!("docs/json.md has no table {title:?}"));
-        (anchor, table)
+        (&table.anchor, table)
     }
 
     /// Checks one document of the kind docs/json.md's table `title` describes.
@@ -161,7 +119,7 @@ impl Schema {
             .unwrap_or_else(|| panic!("{path} is not an object: {value}"));
         for (name, value) in object {
             let Some((anchor, field)) = anchors.iter().find_map(|anchor| {
-                let field = self.tables[*anchor].fields.get(name)?;
+                let field = self.tables[*anchor].field(name)?;
                 Some((*anchor, field))
             }) else {
                 let titles: Vec<&str> = anchors
@@ -197,7 +155,8 @@ impl Schema {
             }
         }
         for anchor in anchors {
-            for (name, field) in &self.tables[*anchor].fields {
+            for field in &self.tables[*anchor].fields {
+                let name = &field.name;
                 let needed = !field.optional && (top || name != "version");
                 assert!(
                     !needed || object.contains_key(name),
@@ -220,7 +179,8 @@ impl Schema {
             };
             let unseen: Vec<&String> = table
                 .fields
-                .keys()
+                .iter()
+                .map(|field| &field.name)
                 .filter(|name| !fields.contains(*name))
                 .collect();
             assert!(
