@@ -36,7 +36,8 @@
 
 use crate::clock::BootInstant;
 use crate::lock::{HoldLeft, Keep, Kept, LockError, Record, Redlock, Released, Target};
-use crate::report::{event, ms, token_id, Reporter};
+use crate::report::{event, token_id, Reporter};
+use crate::schema::ms;
 use crate::token::{self, KeptRun, RunEnd};
 use std::time::Duration;
 

@@ -113,7 +113,7 @@ fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Re
         .map_err(|err| refused(&latch, "wait for", err, args.count))?;
     let report = |counting: &Counting, expired: bool| {
         if args.json {
-            let waited_ms = started.elapsed().as_millis() as u64;
+            let waited_ms = crate::schema::ms(started.elapsed());
             print_json(&latch, counting, |document| {
                 document.waited_ms = Some(waited_ms);
                 document.expired = Some(expired);

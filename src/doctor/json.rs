@@ -4,7 +4,7 @@
 
 use super::codes::Finding;
 use super::probe::{Checked, Node};
-use crate::schema::documented;
+use crate::schema::{documented, ms, ms_micros};
 use std::time::Duration;
 
 documented! {
@@ -128,8 +128,8 @@ pub(super) fn document<'a>(
         servers,
         quorum: crate::lock::quorum::quorum(servers),
         reachable,
-        ttl_ms: ttl.as_millis() as u64,
-        timeout_ms: timeout.as_millis() as u64,
+        ttl_ms: ms(ttl),
+        timeout_ms: ms(timeout),
         strict,
         errors,
         warnings,
@@ -170,7 +170,7 @@ fn server(checked: &Checked) -> CheckedEntry<'_> {
     }
 }
 
-/// Milliseconds with microsecond decimals.
+/// Milliseconds to the microsecond.
 fn micros(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0
 }
@@ -179,14 +179,14 @@ fn node(node: &Node) -> NodeEntry<'_> {
     let facts = &node.facts;
     NodeEntry {
         node: node.address.as_deref(),
-        latency_ms: facts.latency.map(|d| micros(d.as_secs_f64() * 1000.0)),
+        latency_ms: facts.latency.map(ms_micros),
         version: facts.version.as_deref(),
         role: facts.role.as_deref(),
         run_id: facts.run_id.as_deref(),
         replica_of: facts.replica_of.as_deref(),
         replicas: facts.replicas,
         min_replicas: facts.min_replicas,
-        uptime_ms: facts.uptime.map(|d| d.as_millis() as u64),
+        uptime_ms: facts.uptime.map(ms),
         appendonly: facts.aof,
         appendfsync: facts.appendfsync.as_deref(),
         save: facts.save.as_deref(),

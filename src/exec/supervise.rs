@@ -9,7 +9,8 @@ use super::events::Events;
 use super::renew::{Report, Watchdog};
 use crate::clock::BootInstant;
 use crate::lock::Held;
-use crate::report::{event, ms, token_id, Reporter};
+use crate::report::{event, token_id, Reporter};
+use crate::schema::ms;
 use std::time::Duration;
 
 /// When the command must be stopped (`--max-runtime`), and how long it then gets to stop.

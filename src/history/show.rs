@@ -4,7 +4,7 @@
 use super::merge::Run;
 use crate::human;
 use crate::lock::{NodeError, Stored};
-use crate::schema::documented;
+use crate::schema::{documented, ms};
 use crate::status::align;
 use crate::token;
 use std::time::{Duration, UNIX_EPOCH};
@@ -155,10 +155,6 @@ impl Shown<'_> {
             partial: self.partial(run),
         }
     }
-}
-
-fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
 }
 
 documented! {

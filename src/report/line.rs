@@ -6,7 +6,7 @@ use crate::human;
 use crate::schema::documented;
 use serde::Serialize;
 use std::io::Write;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Severity {
@@ -88,11 +88,6 @@ pub(crate) fn text_line(text: &str) {
 fn line(text: &str) {
     // One write per line; a closed stderr is nothing we can report anywhere.
     let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
-/// A duration as whole milliseconds, the unit of every `_ms` field.
-pub(crate) fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@ pub(crate) use crate::cli::LogFormat as Format;
 use crate::lock::Round;
 pub(crate) use event::token_id;
 use event::Event;
-pub(crate) use line::ms;
 use line::{json_line, text_line, Severity};
 use round::{round_text, RoundEvent};
 

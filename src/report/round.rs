@@ -1,11 +1,9 @@
 //! `-v`'s rendering of one round, server by server: aligned text for people, an object with every
 //! server's outcome and latency for a JSON log (`RoundEvent`).
 
-use super::line::ms;
 use crate::human;
 use crate::lock::{NodeError, Round};
-use crate::schema::documented;
-use std::time::Duration;
+use crate::schema::{documented, ms, ms_micros};
 
 pub(crate) fn round_text(round: &Round<'_>) -> String {
     let mut text = format!(
@@ -77,11 +75,6 @@ documented! {
     }
 }
 
-/// Milliseconds with microsecond decimals.
-fn micros_ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
-}
-
 impl<'a> RoundEvent<'a> {
     pub(crate) fn of(round: &'a Round<'a>) -> RoundEvent<'a> {
         let replies = round
@@ -91,7 +84,7 @@ impl<'a> RoundEvent<'a> {
                 server: &reply.server,
                 outcome: reply.outcome.as_deref().ok(),
                 error: reply.outcome.as_ref().err().map(ToString::to_string),
-                latency_ms: micros_ms(reply.latency),
+                latency_ms: ms_micros(reply.latency),
             })
             .collect();
         RoundEvent {
@@ -99,7 +92,7 @@ impl<'a> RoundEvent<'a> {
             key: round.key,
             yes: round.yes,
             quorum: round.quorum,
-            elapsed_ms: micros_ms(round.elapsed),
+            elapsed_ms: ms_micros(round.elapsed),
             validity_ms: round.validity.map(ms),
             servers: round.replies.len(),
             replies,

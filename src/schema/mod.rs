@@ -13,10 +13,21 @@ pub(crate) mod reference;
 pub(crate) mod render;
 
 use serde::Serialize;
+use std::time::Duration;
 
 /// The version of docs/json.md's field lists that the documents follow. It goes up when a field
 /// changes meaning or goes away; a new field does not change it.
 pub(crate) const VERSION: u64 = 1;
+
+/// A duration in an `_ms` field: whole milliseconds.
+pub(crate) fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+/// A latency in an `_ms` field: milliseconds with microsecond decimals.
+pub(crate) fn ms_micros(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
 
 /// A document as printed: `"version"` first, then the document's own fields.
 #[derive(Serialize)]

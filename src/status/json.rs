@@ -4,9 +4,8 @@
 //! `servers` is always a number of servers, never a list.
 
 use crate::lock::{Holding, KeyState, NodeError, QueuedWaiter, ServerState, SharedHolder};
-use crate::schema::documented;
+use crate::schema::{documented, ms, ms_micros};
 use crate::token;
-use std::time::Duration;
 
 /// `status NAME --json`'s document: a lock's (which says whether its name is also a semaphore)
 /// or a semaphore's.
@@ -201,10 +200,6 @@ documented! {
     }
 }
 
-fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
-}
-
 /// A lock's or slot's fields and each server's view, as `status NAME` shows one.
 pub(super) fn inspected(
     name: &str,
@@ -285,7 +280,7 @@ fn server_entry(state: &ServerState) -> ServerEntry {
         foreign_type,
         reader_count,
         expires_in_ms,
-        latency_ms: (state.latency.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+        latency_ms: ms_micros(state.latency),
     }
 }
 

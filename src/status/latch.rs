@@ -9,6 +9,7 @@ use crate::exit::{self, Outcome};
 use crate::human;
 use crate::lock::latch::{CountedId, Counting, Latch, LatchState, Listed};
 use crate::lock::Redlock;
+use crate::schema::ms;
 use crate::token;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -77,7 +78,7 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
             error: copy.error,
             count: copy.count,
             done: copy.count.map(|_| copy.ids),
-            expires_in_ms: copy.ttl.map(|t| t.as_millis() as u64),
+            expires_in_ms: copy.ttl.map(ms),
             foreign_type: copy.foreign,
         });
         document.per_server = Some(copies.collect());

@@ -2,7 +2,7 @@
 //! hold for each latch), each id counted down, each server's copy, and `latch status`'s list.
 
 use crate::lock::latch::{CountedId, Counting, Latch, LatchState};
-use crate::schema::documented;
+use crate::schema::{documented, ms};
 use crate::token;
 
 documented! {
@@ -115,7 +115,7 @@ pub(crate) fn document(latch: &Latch, counting: &Counting) -> LatchDocument {
         done: counting.ids.len(),
         missing: counting.count.map(|_| counting.missing()),
         ids: counting.ids.iter().map(id_entry).collect(),
-        expires_in_ms: counting.ttl.map(|t| t.as_millis() as u64),
+        expires_in_ms: counting.ttl.map(ms),
         servers_holding: counting.holding,
         servers: counting.servers,
         quorum: counting.quorum,
