@@ -36,6 +36,11 @@ impl BootInstant {
         BootInstant(self.0.saturating_add(d))
     }
 
+    /// `d` earlier, or the clock's zero.
+    pub(crate) fn sub(self, d: Duration) -> BootInstant {
+        BootInstant(self.0.saturating_sub(d))
+    }
+
     pub(crate) fn has_passed(self) -> bool {
         BootInstant::now() >= self
     }

@@ -19,6 +19,24 @@ pub(crate) fn whole_seconds(d: Duration) -> String {
     humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
 
+/// The first unix millisecond RFC 3339's four-digit year cannot write: 10000-01-01T00:00:00Z.
+const YEAR_10000_UNIX_MS: u64 = 253_402_300_800_000;
+
+/// `2026-11-28T03:12:00Z`: a time the servers hold (in a token, a history entry), in unix ms, to
+/// the second; `None` from the year 10000 on, which a hand-written entry or a host whose clock
+/// is wrong can put there.
+pub(crate) fn rfc3339_seconds(unix_ms: u64) -> Option<String> {
+    (unix_ms < YEAR_10000_UNIX_MS).then(|| {
+        let at = std::time::UNIX_EPOCH + Duration::from_millis(unix_ms);
+        humantime::format_rfc3339_seconds(at).to_string()
+    })
+}
+
+/// `rfc3339_seconds`, or, for a time it cannot write, the number: `253402300800000 (unix ms)`.
+pub(crate) fn utc(unix_ms: u64) -> String {
+    rfc3339_seconds(unix_ms).unwrap_or_else(|| format!("{unix_ms} (unix ms)"))
+}
+
 /// `0.4ms`, `12.3ms`: a round-trip time.
 pub(crate) fn latency(d: Duration) -> String {
     format!("{:.1}ms", d.as_secs_f64() * 1000.0)
@@ -78,6 +96,15 @@ mod tests {
         assert_eq!(whole_seconds(Duration::from_millis(3400)), "3s");
         assert_eq!(whole_seconds(Duration::ZERO), "0s");
         assert_eq!(latency(Duration::from_micros(1234)), "1.2ms");
+    }
+
+    #[test]
+    fn any_time_can_be_shown() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(YEAR_10000_UNIX_MS - 1), "9999-12-31T23:59:59Z");
+        assert_eq!(utc(YEAR_10000_UNIX_MS), "253402300800000 (unix ms)");
+        assert_eq!(utc(u64::MAX), format!("{} (unix ms)", u64::MAX));
+        assert_eq!(rfc3339_seconds(YEAR_10000_UNIX_MS), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The command's process: spawned into a process group of its own so that a signal reaches the
-//! whole tree (`sh -c 'a | b'` included), given the terminal when we had it, and tied to our life
-//! so that it never runs on unprotected after redlock is SIGKILLed: the group is led by a
-//! guardian, forked first, which stops it if we die (guardian.rs).
+//! whole tree (`sh -c 'a | b'` included), given the terminal when we had it, and tied to the
+//! lock so that it never runs on unprotected, whatever happens to redlock: the group is named by
+//! a guardian, forked first, which holds the lock's deadline and stops the group if we die or
+//! stop renewing (guardian.rs).
 //!
 //! The command is started by `posix_spawnp`, which borrows our memory until the command's exec
 //! (a vfork) instead of copying our page tables as a fork does: everything the command needs set
@@ -10,6 +11,7 @@
 //! code of ours has to run between fork and exec.
 
 use super::guardian::{Dismissed, Guardian};
+use crate::clock::BootInstant;
 use nix::errno::Errno;
 use nix::spawn::{posix_spawnp, PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags};
 use nix::sys::signal::{killpg, signal, SigHandler, SigSet, Signal};
@@ -52,13 +54,20 @@ impl SpawnError {
 
 impl Supervised {
     /// Starts `argv` with `env` added (or, for a `None` value, removed) in the process group
-    /// `guardian` leads (`Guardian::start`, from the main thread: the kernel sends its
-    /// parent-death signal when the *thread* that forked it exits).
+    /// `guardian` leads, once the guardian knows the lock's `deadline` (a guardian that cannot
+    /// be told is gone, and the command does not start).
     pub(crate) fn spawn(
         argv: &[String],
         env: &[(&str, Option<&str>)],
         guardian: Guardian,
+        deadline: BootInstant,
     ) -> Result<Supervised, SpawnError> {
+        guardian.deadline(deadline).map_err(|err| {
+            SpawnError::Other(io::Error::new(
+                err.kind(),
+                format!("the guardian process is gone: {err}"),
+            ))
+        })?;
         let take_terminal = foreground_terminal();
         let pgid = guardian.group();
         let terminal_owner = take_terminal.then(|| {
@@ -76,14 +85,16 @@ impl Supervised {
             ours
         });
         let spawned = start(argv, env, Pid::from_raw(pgid));
-        guardian.leave_group();
         match spawned {
-            Ok(pid) => Ok(Supervised {
-                pid: pid.as_raw(),
-                pgid,
-                guardian,
-                terminal_owner,
-            }),
+            Ok(pid) => {
+                guardian.running();
+                Ok(Supervised {
+                    pid: pid.as_raw(),
+                    pgid,
+                    guardian,
+                    terminal_owner,
+                })
+            }
             Err(err) => {
                 give_back(terminal_owner);
                 drop(guardian.dismiss());
@@ -94,6 +105,17 @@ impl Supervised {
 
     pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
+    }
+
+    /// Tells the guardian the lock's new deadline, after a renewal.
+    pub(crate) fn renewed(&self, deadline: BootInstant) {
+        let _ = self.guardian.deadline(deadline);
+    }
+
+    /// Tells the guardian we are stopping the command, with SIGKILL at `kill_at`: it then sends
+    /// no SIGTERM of its own.
+    pub(crate) fn stopping(&self, kill_at: BootInstant) {
+        self.guardian.stopping(kill_at);
     }
 
     /// Sends `signal` to the command's whole process group. Its id is the pid of our unreaped

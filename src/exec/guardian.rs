@@ -1,100 +1,121 @@
-//! The guardian: a small process, forked from us before the command starts, that does nothing
-//! until we die and then stops the command's whole process group. A waiting `exec` forks it
-//! before it waits, so that the hand-over of a busy lock does not wait for the fork. It is what keeps the command
-//! from running on unprotected after redlock is SIGKILLed (or OOM-killed): nothing of ours renews
-//! the lock then, and it expires by its TTL.
+//! The guardian: a small process, forked from us before the command starts, that holds the
+//! lock's deadline where nothing that happens to redlock's own process or process group can
+//! reach it, and stops the command's whole process group when we can no longer be trusted to:
+//! at once when we die (SIGKILL, OOM, a supervisor's group kill), and before the last confirmed
+//! validity runs out when we stop renewing (SIGSTOP of our pid or our group, a debugger,
+//! starvation). Then nothing of ours could stop the command, and another host may take the lock
+//! once it expires.
 //!
-//! The guardian leads the process group the command is started in, so it covers the command from
-//! its first instruction, its children included, with no window: the group exists (we put the
-//! guardian in it, named by its pid, right after the fork) before the command does, and the
-//! command joins it in the same spawn that starts it (`posix_spawn` with
-//! `POSIX_SPAWN_SETPGROUP`). Once the command runs, we move the guardian out of the group
-//! (`leave_group`), so the group is the command's tree alone: signals forwarded to it reach only
-//! the command, and the guardian can tell when it is empty. The group's id stays reserved, since
-//! it is the pid of our unreaped child (the guardian), until we reap the guardian after the
-//! command.
+//! What it knows, and how. We tell it over a socket pair, one fixed-size message each
+//! (`SOCK_SEQPACKET`, so a message is never split), with no round trip: the deadline (the end of
+//! the last confirmed validity, as an absolute time on the boot-time clock, which is
+//! system-wide and counts through a suspend: clock.rs) before the command is started and after
+//! each renewal; that the command now runs; that we are stopping the command ourselves (a lost
+//! lock, `--max-runtime`), with the time of the SIGKILL we will send; and that the run is over.
+//! It learns of our death when its end of the socket reads end-of-file without that last
+//! message: the kernel closes our end when our process dies, however it dies, and nobody else
+//! holds it (it is close-on-exec, and we fork nothing else).
 //!
-//! It learns of our death by the kernel's parent-death signal (SIGUSR2, set before it checks that
-//! we are still its parent, so a death in between is not missed), then sends SIGTERM and SIGCONT
-//! to the group and SIGKILL after the grace period.
+//! What it does, on its own, with a timer on the boot-time clock: SIGTERM and SIGCONT to the
+//! command's group when we die, or `grace` before the deadline when no renewal moved it, then
+//! SIGKILL after `grace`, and never later than the deadline: the policy the supervise loop
+//! applies while we are alive (supervise.rs), so the command has stopped before the validity
+//! ends. A stop, once started, is not called off. When we are stopping the command ourselves it
+//! sends no SIGTERM of its own (a second one tells many programs to skip their clean-up), only
+//! the SIGKILL, by our time or the deadline. It goes as soon as the group is empty, or when we
+//! say the run is over.
 //!
-//! A plain fork, not a `CLONE_VM` one: a guardian sharing our memory would also share our fate
-//! when the OOM killer picks us (it kills every process using the victim's memory), which is one
-//! of the deaths it is there for.
+//! Why our death or pause cannot take it along:
+//! - It is a separate process, not a thread, so a SIGSTOP or SIGKILL of our pid does not reach
+//!   it; and a plain fork, not a `CLONE_VM` one, so the OOM killer, which kills every process
+//!   using the victim's memory, does not take it with us.
+//! - It is never in our process group (but for the instant between the fork and the
+//!   `setpgid`s that follow it on both sides), so a signal to our group (`kill -- -PGID`,
+//!   `timeout`, a CI runner's cancel) misses it.
+//! - It is not in the command's group while the command runs: a signal to that group (ours,
+//!   forwarded, or anyone's) misses it too. It leads the command's group until the command has
+//!   joined it, then moves to a group of its own.
+//! - It blocks every signal it can (SIGKILL and SIGSTOP cannot be), so a terminal's Ctrl-Z or a
+//!   stray SIGTERM does not stop it.
+//!
+//! The groups, and why an id we signal is never someone else's: the command's group is named by
+//! the guardian's pid (the group exists, with the guardian in it, from right after the fork,
+//! before the command does, and the command joins it in the same spawn that starts it: no
+//! window). That id stays reserved for as long as the guardian lives (and, while we live, until
+//! we reap it), so every SIGTERM or SIGKILL it or we send to the group reaches the command's
+//! tree and nothing else. A process can only make a group of its own pid, and the guardian's is
+//! taken by the command's group, so its own group is led by an anchor: a child that makes its
+//! own group and exits at once, which the guardian keeps unreaped (a zombie holds its group id
+//! and keeps the group in being) and reaps when it leaves, so no zombie outlives a run.
+//!
+//! The fork happens in a multi-threaded process: the child runs only raw async-signal-safe
+//! system calls on values prepared before the fork (no allocation, no locks, no unwinding) and
+//! leaves with `_exit`.
+//!
+//! What it does not cover: a pause or kill of the guardian itself (its own pid), of the whole
+//! host (a VM paused, a machine suspended with its clocks), or a kill of the command's group that
+//! leaves children it moved to other groups: there, fencing is the answer (README).
 
+use crate::clock::BootInstant;
 use nix::sys::signal::{kill, SigSet, Signal};
 use nix::sys::wait::waitpid;
-use nix::unistd::{getpgrp, setpgid, Pid};
+use nix::unistd::{setpgid, Pid};
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
+
+/// A message to the guardian: the lock's deadline (the end of the last confirmed validity).
+const DEADLINE: u64 = 1;
+/// The command is in the group: the guardian leaves it.
+const RUNNING: u64 = 2;
+/// We are stopping the command ourselves, with SIGKILL at the time given.
+const STOPPING: u64 = 3;
+/// The run is over: the guardian goes.
+const DONE: u64 = 4;
+
+/// How often a guardian that is stopping the command looks whether its group is empty yet.
+const STEP_NS: u64 = 20_000_000;
 
 pub(super) struct Guardian {
     pid: Pid,
+    /// Our end of the socket pair; its end-of-file is what tells the guardian we died.
+    /// (`None` once dismissed.)
+    channel: Option<OwnedFd>,
 }
 
 impl Guardian {
     /// Forks the guardian, leading a new process group (its pid), which the command must join.
+    /// `grace` is how long a command it stops gets between SIGTERM and SIGKILL.
     pub(super) fn start(grace: Duration) -> io::Result<Guardian> {
-        let parent = std::process::id() as libc::pid_t;
+        let mut fds = [-1; 2];
+        let flags = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC;
+        // SAFETY: socketpair writes two new descriptors into `fds`, which has room for them.
+        if unsafe { libc::socketpair(libc::AF_UNIX, flags, 0, fds.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just made, and nothing else owns them.
+        let (ours, theirs) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         // Prepared before fork: the child may only make async-signal-safe calls.
-        let mut wait_for = SigSet::empty();
-        wait_for.add(Signal::SIGUSR2);
         let everything = SigSet::all();
-        // The grace period in steps, so that the guardian leaves as soon as the group is gone.
-        const STEP_MS: u128 = 20;
-        let steps = grace.as_millis().div_ceil(STEP_MS).max(1);
-        let step = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: (STEP_MS * 1_000_000) as libc::c_long,
-        };
+        let grace_ns = u64::try_from(grace.as_nanos()).unwrap_or(u64::MAX);
+        let channel = theirs.as_raw_fd();
         // SAFETY: after fork the child is a copy of a multi-threaded process, so it runs only raw
         // async-signal-safe syscalls on values prepared above (no allocation, no locks, no
         // unwinding) and leaves with _exit; nix's fork would not make that any safer.
         match unsafe { libc::fork() } {
             -1 => Err(io::Error::last_os_error()),
-            // SAFETY: as above; `info` is ours to write and the sets were initialised before fork.
-            0 => unsafe {
-                // Every signal blocked: those forwarded to the command's group (while we are in
-                // it) and a terminal's Ctrl-Z must not stop or kill the guardian.
-                libc::sigprocmask(libc::SIG_SETMASK, everything.as_ref(), std::ptr::null_mut());
-                // None of our descriptors: a socket our signal watcher waits to see closed, a
-                // server connection, a pipe someone reads to its end must not stay open for as
-                // long as the guardian lives. (Linux 5.9 and later close them in one call.)
-                if libc::syscall(libc::SYS_close_range, 0, libc::c_uint::MAX, 0) != 0 {
-                    for fd in 0..1024 {
-                        libc::close(fd);
-                    }
-                }
-                // The group named by our pid, which the parent puts us in (below). We must not
-                // do it ourselves: the parent moves us out again once the command runs, and a
-                // guardian scheduled late would undo that and stay in the command's group.
-                let group = libc::getpid();
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2);
-                if libc::getppid() == parent {
-                    let mut info: libc::siginfo_t = std::mem::zeroed();
-                    while libc::sigwaitinfo(wait_for.as_ref(), &mut info) < 0 {}
-                }
-                // Our parent, redlock, is gone: the lock is no longer renewed.
-                libc::kill(-group, libc::SIGTERM);
-                libc::kill(-group, libc::SIGCONT);
-                for _ in 0..steps {
-                    libc::nanosleep(&step, std::ptr::null_mut());
-                    // Gone when nothing is left in it (we may still be in it ourselves if
-                    // redlock died before moving us out: then the whole grace is waited).
-                    if libc::kill(-group, 0) != 0 {
-                        libc::_exit(0);
-                    }
-                }
-                libc::kill(-group, libc::SIGKILL);
-                libc::_exit(0)
-            },
+            // SAFETY: as above; the descriptor and the set were made before the fork.
+            0 => unsafe { guard(channel, everything.as_ref(), grace_ns) },
             pid => {
+                drop(theirs);
                 let guardian = Guardian {
                     pid: Pid::from_raw(pid),
+                    channel: Some(ours),
                 };
-                // Done here, before the command is spawned into the group, and only here: the
-                // group exists from now on, whenever the guardian itself gets to run. (Dropping
-                // the guardian on failure kills and reaps it.)
+                // Here, before the command is spawned into the group, as well as in the
+                // guardian: the group exists from now on, whenever the guardian itself gets to
+                // run. (Dropping the guardian on failure dismisses and reaps it.)
                 setpgid(guardian.pid, guardian.pid)?;
                 Ok(guardian)
             }
@@ -106,39 +127,355 @@ impl Guardian {
         self.pid.as_raw()
     }
 
-    /// Moves the guardian back into our process group, once the command has joined its group.
-    pub(super) fn leave_group(&self) {
-        let _ = setpgid(self.pid, getpgrp());
+    /// Tells the guardian the lock's deadline: before the command starts (an error then means
+    /// the guardian is gone, and the command must not start), and after each renewal.
+    pub(super) fn deadline(&self, at: BootInstant) -> io::Result<()> {
+        self.send(DEADLINE, at)
     }
 
-    /// Kills the guardian: we are alive, so it is still waiting, and a pending SIGKILL lets it
-    /// run no further instruction. It is reaped when the returned value is dropped, so that it
-    /// can die while we release the lock rather than while we wait for it.
-    pub(super) fn dismiss(self) -> Dismissed {
+    /// Tells the guardian the command has joined its group, which it then leaves.
+    pub(super) fn running(&self) {
+        let _ = self.send(RUNNING, BootInstant::now());
+    }
+
+    /// Tells the guardian we are stopping the command, with SIGKILL at `kill_at`.
+    pub(super) fn stopping(&self, kill_at: BootInstant) {
+        let _ = self.send(STOPPING, kill_at);
+    }
+
+    /// Never blocks: a guardian that does not read (stopped by hand) must not stop us, and
+    /// at 16 bytes a message, its socket's buffer holds thousands of renewals.
+    fn send(&self, tag: u64, at: BootInstant) -> io::Result<()> {
+        let ns = u64::try_from(at.since_boot().as_nanos()).unwrap_or(u64::MAX);
+        let mut message = [0u8; 16];
+        message[..8].copy_from_slice(&tag.to_ne_bytes());
+        message[8..].copy_from_slice(&ns.to_ne_bytes());
+        let Some(channel) = &self.channel else {
+            return Err(io::Error::from(io::ErrorKind::NotConnected));
+        };
+        let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+        // SAFETY: `message` is 16 readable bytes, and the descriptor is ours and open.
+        let sent = unsafe {
+            libc::send(
+                channel.as_raw_fd(),
+                message.as_ptr().cast(),
+                message.len(),
+                flags,
+            )
+        };
+        match sent {
+            16 => Ok(()),
+            -1 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::from(io::ErrorKind::WriteZero)),
+        }
+    }
+
+    /// Tells the guardian the run is over: it reaps its anchor and exits. It is reaped when the
+    /// returned value is dropped, so that it can go while we release the lock rather than
+    /// while we wait for it.
+    pub(super) fn dismiss(mut self) -> Dismissed {
         let pid = self.pid;
-        // Its own drop would reap it at once.
+        self.say_done();
+        // The socket closes here, after the message; our drop would reap the guardian at once.
+        self.channel = None;
         std::mem::forget(self);
-        let _ = kill(pid, Signal::SIGKILL);
         Dismissed(pid)
+    }
+
+    fn say_done(&self) {
+        let _ = self.send(DONE, BootInstant::now());
+        // A guardian someone stopped by hand must still be able to go (it blocks every signal,
+        // but a SIGCONT resumes a stopped process all the same).
+        let _ = kill(self.pid, Signal::SIGCONT);
     }
 }
 
 /// A guardian no command joined (the lock was not granted, or the command could not start) is
-/// killed and reaped.
+/// dismissed and reaped.
 impl Drop for Guardian {
     fn drop(&mut self) {
-        let _ = kill(self.pid, Signal::SIGKILL);
+        self.say_done();
         let _ = waitpid(self.pid, None);
     }
 }
 
-/// A killed guardian, reaped when dropped. Until then its pid, the command's group id, stays
+/// A dismissed guardian, reaped when dropped. Until then its pid, the command's group id, stays
 /// reserved.
-#[must_use = "dropping it waits for the guardian to die"]
+#[must_use = "dropping it waits for the guardian to exit"]
 pub(crate) struct Dismissed(Pid);
 
 impl Drop for Dismissed {
     fn drop(&mut self) {
         let _ = waitpid(self.0, None);
+    }
+}
+
+/// The guardian's whole life, in the forked child.
+///
+/// # Safety
+/// Only in the child of a fork, with `channel` its end of the socket pair and `everything` a
+/// full signal set, both made before the fork.
+unsafe fn guard(channel: libc::c_int, everything: &libc::sigset_t, grace_ns: u64) -> ! {
+    // SAFETY: the whole body makes raw system calls on our own values and descriptors only.
+    unsafe {
+        // Every signal blocked: those forwarded to the command's group (while we lead it) and
+        // a terminal's Ctrl-Z must not stop or kill the guardian. The anchor must stay a zombie
+        // until we reap it, which an ignored SIGCHLD would prevent.
+        libc::sigprocmask(libc::SIG_SETMASK, everything, std::ptr::null_mut());
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        // Our end of the socket as descriptor 0, and none of our parent's: a server connection,
+        // a pipe someone reads to its end, or the parent's end of this very socket (whose
+        // end-of-file is how we learn of its death) must not stay open for as long as we live.
+        // (Linux 5.9 and later close them in one call.) Without it we could not tell the
+        // parent's death: we go, and the parent's first message fails, so no command starts.
+        if channel != 0 && libc::dup2(channel, 0) != 0 {
+            libc::_exit(1);
+        }
+        if libc::syscall(libc::SYS_close_range, 1, libc::c_uint::MAX, 0) != 0 {
+            for fd in 1..1024 {
+                libc::close(fd);
+            }
+        }
+        // Both sides set the group, so that it exists whichever runs first.
+        libc::setpgid(0, 0);
+        let group = libc::getpid();
+        let mut guardian = Watch {
+            group,
+            anchor: anchor(),
+            left: false,
+            grace_ns,
+            deadline: None,
+            kill_at: None,
+            parent_gone: false,
+        };
+        let timer = libc::timerfd_create(libc::CLOCK_BOOTTIME, libc::TFD_CLOEXEC);
+        loop {
+            guardian.wait(timer);
+            guardian.read_messages();
+            guardian.act(boot_ns());
+        }
+    }
+}
+
+/// What the guardian knows and has done.
+struct Watch {
+    /// The command's group: our pid.
+    group: libc::pid_t,
+    /// The zombie whose group we move to, or -1 if it could not be made (then we stay in the
+    /// command's group, and a stop lasts its whole grace).
+    anchor: libc::pid_t,
+    /// Out of the command's group.
+    left: bool,
+    grace_ns: u64,
+    /// The end of the last confirmed validity, on the boot-time clock (ns).
+    deadline: Option<u64>,
+    /// When the command gets SIGKILL, once a stop is under way (ours or the parent's).
+    kill_at: Option<u64>,
+    /// The socket read end-of-file without a `DONE`: redlock is dead.
+    parent_gone: bool,
+}
+
+impl Watch {
+    /// When to look next: SIGKILL's time (and the group every step) during a stop, else the
+    /// time to start one, `grace` before the deadline.
+    fn next_wake(&self, now: u64) -> Option<u64> {
+        match self.kill_at {
+            Some(kill_at) if self.left => Some(kill_at.min(now.saturating_add(STEP_NS))),
+            Some(kill_at) => Some(kill_at),
+            None => self
+                .deadline
+                .map(|deadline| deadline.saturating_sub(self.grace_ns)),
+        }
+    }
+
+    /// Waits for a message or the next time to act.
+    ///
+    /// # Safety
+    /// In the guardian, with `timer` a boot-time timerfd (or -1).
+    unsafe fn wait(&self, timer: libc::c_int) {
+        let wake = self.next_wake(boot_ns());
+        // SAFETY: raw system calls on our own descriptors and stack values.
+        unsafe {
+            let mut poll_timeout = -1;
+            if timer >= 0 {
+                // An absolute time in the past fires at once; zero disarms the timer, so a
+                // time to wake is never zero.
+                let at = timespec(wake.map_or(0, |wake| wake.max(1)));
+                let setting = libc::itimerspec {
+                    it_interval: timespec(0),
+                    it_value: at,
+                };
+                libc::timerfd_settime(
+                    timer,
+                    libc::TFD_TIMER_ABSTIME,
+                    &setting,
+                    std::ptr::null_mut(),
+                );
+            } else if let Some(wake) = wake {
+                // No boot-time timer (Linux before 3.15): a poll timeout, late after a suspend.
+                let ms = wake.saturating_sub(boot_ns()).div_ceil(1_000_000);
+                poll_timeout = libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX);
+            }
+            let mut fds = [
+                libc::pollfd {
+                    // A negative descriptor is skipped: after end-of-file the socket would
+                    // stay readable and wake us at once, forever.
+                    fd: if self.parent_gone { -1 } else { 0 },
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: timer,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            libc::poll(fds.as_mut_ptr(), 2, poll_timeout);
+        }
+    }
+
+    /// Takes every message waiting, without blocking.
+    fn read_messages(&mut self) {
+        while !self.parent_gone {
+            let mut message = [0u8; 16];
+            // SAFETY: `message` has room for the 16 bytes asked for.
+            let got = unsafe { libc::recv(0, message.as_mut_ptr().cast(), 16, libc::MSG_DONTWAIT) };
+            match got {
+                16 => {
+                    let mut tag = [0u8; 8];
+                    let mut at = [0u8; 8];
+                    tag.copy_from_slice(&message[..8]);
+                    at.copy_from_slice(&message[8..]);
+                    self.take(u64::from_ne_bytes(tag), u64::from_ne_bytes(at));
+                }
+                // End-of-file: our parent closed its end without `DONE`, so it died.
+                0 => self.parent_gone = true,
+                _ => match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => return,
+                    // Anything else on a socket pair only we and our parent hold: it is gone.
+                    _ => self.parent_gone = true,
+                },
+            }
+        }
+    }
+
+    fn take(&mut self, tag: u64, at: u64) {
+        match tag {
+            DEADLINE => self.deadline = Some(at),
+            RUNNING => self.leave(),
+            STOPPING => {
+                let by = self.deadline.map_or(at, |deadline| deadline.min(at));
+                self.kill_at = Some(self.kill_at.map_or(by, |earlier| earlier.min(by)));
+            }
+            // SAFETY: the run is over; we reap our anchor and exit.
+            DONE => unsafe { self.exit() },
+            _ => {}
+        }
+    }
+
+    /// Starts a stop when the parent is gone or the deadline is `grace` away, SIGKILLs when a
+    /// stop's time is up, and goes once the group is empty.
+    fn act(&mut self, now: u64) {
+        let due = self
+            .deadline
+            .is_some_and(|deadline| now >= deadline.saturating_sub(self.grace_ns));
+        if self.kill_at.is_none() && (self.parent_gone || due) {
+            self.leave();
+            self.signal(libc::SIGTERM);
+            // A stopped command must wake up to act on SIGTERM.
+            self.signal(libc::SIGCONT);
+            let by = now.saturating_add(self.grace_ns);
+            self.kill_at = Some(self.deadline.map_or(by, |deadline| deadline.min(by)));
+        }
+        let Some(kill_at) = self.kill_at else {
+            return;
+        };
+        if now >= kill_at {
+            self.signal(libc::SIGKILL);
+            // SAFETY: nothing is left to do.
+            unsafe { self.exit() }
+        }
+        // SAFETY: a signal-0 probe of a group id that is our own pid.
+        if self.left && unsafe { libc::kill(-self.group, 0) } != 0 {
+            // SAFETY: the group is empty: nothing is left to stop.
+            unsafe { self.exit() }
+        }
+    }
+
+    /// Moves us out of the command's group, into our anchor's.
+    fn leave(&mut self) {
+        if !self.left && self.anchor > 0 {
+            // SAFETY: a raw system call on our own process.
+            self.left = unsafe { libc::setpgid(0, self.anchor) } == 0;
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: a raw system call; the group id is our own pid, so it is the command's group.
+        unsafe {
+            libc::kill(-self.group, signal);
+        }
+    }
+
+    /// # Safety
+    /// Ends the process.
+    unsafe fn exit(&self) -> ! {
+        // SAFETY: raw system calls; the anchor is our child.
+        unsafe {
+            if self.anchor > 0 {
+                libc::waitpid(self.anchor, std::ptr::null_mut(), 0);
+            }
+            libc::_exit(0)
+        }
+    }
+}
+
+/// Makes the anchor: a child that leads a process group of its own and exits at once, left
+/// unreaped so that its group (its pid) stays in being for us to join. A `CLONE_VM` and
+/// `CLONE_VFORK` clone, as `posix_spawn` makes, copies no page tables; we wait (suspended) until
+/// it has exited. Returns its pid, or -1.
+///
+/// # Safety
+/// In the guardian only.
+unsafe fn anchor() -> libc::pid_t {
+    extern "C" fn lead_own_group(_: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: a raw system call; we share the guardian's memory, but touch none of it.
+        unsafe {
+            libc::syscall(libc::SYS_setpgid, 0, 0);
+        }
+        0
+    }
+    let mut stack = [0u8; 16 * 1024];
+    // SAFETY: the child runs `lead_own_group` on `stack`, which outlives it (the guardian is
+    // suspended until the child has exited), its top aligned to 16 bytes as the ABI requires.
+    unsafe {
+        let top = stack.as_mut_ptr().add(stack.len());
+        let top = top.wrapping_sub(top as usize % 16);
+        libc::clone(
+            lead_own_group,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+/// Now on the boot-time clock, in ns.
+fn boot_ns() -> u64 {
+    let mut now = timespec(0);
+    // SAFETY: clock_gettime writes the time into `now`.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now);
+    }
+    u64::try_from(now.tv_sec)
+        .unwrap_or(0)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0))
+}
+
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: libc::time_t::try_from(ns / 1_000_000_000).unwrap_or(libc::time_t::MAX),
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }

@@ -18,8 +18,8 @@ use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::history;
 use crate::hold::{self, Acquired, Hold};
-use crate::lock::{self, Held, Holding, Redlock, Target, Wake};
-use crate::report::{event, Reporter};
+use crate::lock::{self, Held, Holding, LockError, Redlock, Target, Wake};
+use crate::report::{event, token_id, Reporter};
 use crate::schema::ms;
 use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
@@ -119,17 +119,18 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         Some(guardian) => Ok(guardian),
         None => Guardian::start(schedule.grace()).map_err(SpawnError::Other),
     };
-    let command =
-        match guardian.and_then(|guardian| Supervised::spawn(&args.command, &env, guardian)) {
-            Ok(command) => command,
-            Err(err) => {
-                let err = spawn_failure(&args.command[0], err);
-                let failed = history::Ended::Failed(i32::from(exit::code_of(&err).0));
-                let record = history::of_exec(keeping, (&target, &held), waited, failed);
-                let _ = lock.release(&target, &key, &held.token, record.as_ref());
-                return Err(err);
-            }
-        };
+    let command = match guardian
+        .and_then(|guardian| Supervised::spawn(&args.command, &env, guardian, held.deadline()))
+    {
+        Ok(command) => command,
+        Err(err) => {
+            let err = spawn_failure(&args.command[0], err);
+            let failed = history::Ended::Failed(i32::from(exit::code_of(&err).0));
+            let record = history::of_exec(keeping, (&target, &held), waited, failed);
+            let _ = lock.release(&target, &key, &held.token, record.as_ref());
+            return Err(err);
+        }
+    };
 
     let pid = command.pid();
     let running_since = BootInstant::now();
@@ -157,6 +158,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let verb = if hold.is_some() { "keep" } else { "release" };
     let ended_as = ended_as(&ended, status.as_ref().ok());
     let record = history::of_exec(keeping, (&target, &held), waited, ended_as);
+    let mut lost = ended.lost.is_some();
     match hold::give_back(
         &mut lock,
         (&target, &key, &held.token),
@@ -165,13 +167,29 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     ) {
         Ok(gave) => hold::report(reporter, (&take.name, &key, &held.token), servers, &gave),
         // After a loss the key is someone else's or gone: nothing to report.
-        Err(_) if ended.lost.is_some() => {}
+        Err(_) if lost => {}
+        // Our token was gone on a quorum by the end: the lock expired, or was deleted or taken
+        // over, at some moment after the last renewal, while the command may still have run.
+        // The entry the give-back just recorded could not know it; a newer one says so.
+        Err(LockError::NotHeld { .. }) => {
+            lost = true;
+            reporter.emit(&event::Lost {
+                name: &take.name,
+                key: &key,
+                token_id: token_id(&held.token),
+                reason: "the token was gone from a quorum of servers when the command ended: the lock expired, or was deleted or taken over, while it ran",
+            });
+            let lost = history::of_exec(keeping, (&target, &held), waited, history::Ended::Lost);
+            if let Some(record) = lost {
+                lock.record(&target, &record);
+            }
+        }
         Err(err) => reporter.warn(&format!(
             "could not {verb} lock '{}': {err}; it expires by its ttl",
             take.name
         )),
     }
-    if ended.lost.is_some() {
+    if lost {
         return Ok(Outcome::LockLost);
     }
     if ended.timed_out {

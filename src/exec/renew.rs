@@ -112,6 +112,12 @@ impl<'a> Watchdog<'a> {
         }
     }
 
+    /// When the guardian starts stopping the command unless a renewal moves the deadline on:
+    /// `grace` before the last confirmed validity ends (guardian.rs).
+    pub(crate) fn guardian_stops_at(&self) -> BootInstant {
+        self.held.deadline().sub(self.schedule.grace())
+    }
+
     /// The last moment to start a renewal round and still, if it fails, stop the command (a
     /// round of `timeout`, then SIGTERM, grace, SIGKILL) before the validity runs out.
     fn give_up_at(&self) -> BootInstant {

@@ -1,8 +1,16 @@
 //! The one place that decides what each event means while the command runs: a loop on the main
 //! thread. It forwards the signals we get to the command's group, renews the lock when a renewal
-//! is due, stops the command when the lock is lost or it outlives `--max-runtime` (SIGKILL after
-//! `--kill-after`), and ends when the command exits. Everything it waits for comes through one
-//! poll (events.rs), so exec needs no thread of its own.
+//! is due (and tells the guardian the new deadline), stops the command when the lock is lost or
+//! it outlives `--max-runtime` (SIGKILL after `--kill-after`), and ends when the command exits.
+//! Everything it waits for comes through one poll (events.rs), so exec needs no thread of its
+//! own.
+//!
+//! A run ends lost whenever the lock was not certainly held for all of it: a renewal found it
+//! gone, none could be confirmed in time, or we were paused or starved until the guardian's
+//! moment to stop the command (`grace` before the deadline) and only then saw the command's end.
+//! Such an end may be the guardian's doing, or the command's own while nobody renewed the lock
+//! (the kernel does not say when a process exited): either way another holder may have run
+//! beside it, and the run must not be reported as a success.
 
 use super::child::Supervised;
 use super::events::Events;
@@ -61,7 +69,9 @@ pub(super) fn supervise(
         // A stopped (SIGSTOP) command must wake up to act on SIGTERM.
         command.signal_group(libc::SIGCONT);
         let at = BootInstant::now().add(grace);
-        *kill_at = Some(kill_at.map_or(at, |earlier: BootInstant| earlier.min(at)));
+        let at = kill_at.map_or(at, |earlier: BootInstant| earlier.min(at));
+        *kill_at = Some(at);
+        command.stopping(at);
     };
     for signal in early {
         ended.interrupted.get_or_insert(signal);
@@ -71,6 +81,16 @@ pub(super) fn supervise(
         // Asked first, after every wake-up: an exit that came with a deadline ends the run as
         // an exit, whatever else was due.
         if command.has_exited() {
+            if ended.lost.is_none() && watchdog.guardian_stops_at().has_passed() {
+                let reason = "redlock was paused or starved until the lock's validity was about to run out; the command ended meanwhile (stopped by redlock's guardian, or on its own while the lock may no longer have been held)";
+                lock.reporter.emit(&event::Lost {
+                    name: lock.name,
+                    key: lock.key,
+                    token_id: token_id(lock.token),
+                    reason,
+                });
+                ended.lost = Some(reason.to_string());
+            }
             return ended;
         }
         if kill_at.is_some_and(BootInstant::has_passed) {
@@ -100,6 +120,7 @@ pub(super) fn supervise(
                         votes: held.votes,
                         servers: lock.servers,
                     });
+                    command.renewed(held.deadline());
                     ended.renewed = Some(held);
                 }
                 Report::RenewalFailed { reason, remaining } => {

@@ -7,7 +7,7 @@ use crate::lock::{NodeError, Stored};
 use crate::schema::{documented, ms};
 use crate::status::align;
 use crate::token;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// What one `history` shows.
 pub(super) struct Shown<'a> {
@@ -65,16 +65,12 @@ impl Shown<'_> {
         .map(String::from)];
         for run in self.runs {
             let holder = token::holder(&run.entry.token);
-            let at = |ms: u64| {
-                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms))
-                    .to_string()
-            };
             let mut servers = format!("{}/{servers}", run.servers);
             if self.partial(run) {
                 servers.push_str(" partial");
             }
             rows.push([
-                run.started_unix_ms().map_or("-".into(), at),
+                run.started_unix_ms().map_or("-".into(), human::utc),
                 holder
                     .as_ref()
                     .map_or("-".into(), |h| human::printable(&h.host)),

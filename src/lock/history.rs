@@ -36,6 +36,9 @@ use std::time::Duration;
 /// `history_record`, for the scripts that give a lock back (history/record.lua).
 pub(super) const RECORD: Part = lua_part!("history/record.lua");
 
+/// A run recorded on its own (history/append.lua), after a give-back that found the lock lost.
+pub(super) static APPEND: Lua = lua!(RECORD, lua_part!("history/append.lua"));
+
 /// One server's history of a name (history/read.lua).
 pub(super) static READ: Lua = lua!(lua_part!("history/read.lua"));
 
@@ -87,6 +90,25 @@ pub(crate) struct Stored {
 pub(crate) type Copies = Vec<(String, Result<Stored, NodeError>)>;
 
 impl Redlock {
+    /// Records `record` in the history of `target`'s name on every server, in one round of its
+    /// own: for a run whose give-back found the lock lost, whose entry then says so (a newer
+    /// entry of a token is the one `redlock history` shows, and one that says `lost` wins over
+    /// the others: history/merge.rs). Returns how many servers wrote it.
+    pub(crate) fn record(&mut self, target: &Target, record: &Record) -> usize {
+        let key = target.keys.history();
+        let started = BootInstant::now();
+        let replies = self.nodes.round_everywhere(|con| {
+            let layout = Layout::of(con);
+            let mut invocation = APPEND.key(&*layout.name(&key));
+            let written: i64 = args(Some(record), &mut invocation).invoke(con)?;
+            Ok(written)
+        });
+        self.observe("history append", &key, &replies, started, None, |_| {
+            ("recorded".to_string(), true)
+        });
+        replies.iter().filter(|reply| reply.result.is_ok()).count()
+    }
+
     /// Every server's history of `target`'s name, in one round.
     pub(crate) fn history(&mut self, target: &Target) -> Copies {
         let key = target.keys.history();

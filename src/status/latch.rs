@@ -11,7 +11,6 @@ use crate::lock::latch::{CountedId, Counting, Latch, LatchState, Listed};
 use crate::lock::Redlock;
 use crate::schema::ms;
 use crate::token;
-use std::time::{Duration, UNIX_EPOCH};
 
 /// The most ids a one-line summary names.
 const SUMMARY_IDS: usize = 8;
@@ -198,15 +197,17 @@ fn at_unix_ms(counted: &CountedId) -> Option<u64> {
 
 /// `03:12 UTC`: when a count-down was made, short enough for a one-line summary.
 fn clock(unix_ms: u64) -> String {
-    let at = UNIX_EPOCH + Duration::from_millis(unix_ms);
-    let stamp = humantime::format_rfc3339_seconds(at).to_string();
-    format!("{} UTC", stamp.get(11..16).unwrap_or(&stamp))
+    match human::rfc3339_seconds(unix_ms) {
+        Some(stamp) => format!("{} UTC", stamp.get(11..16).unwrap_or(&stamp)),
+        None => human::utc(unix_ms),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lock::keys::LatchKeys;
+    use std::time::Duration;
 
     fn counting(state: LatchState, ids: &[&str]) -> Counting {
         Counting {

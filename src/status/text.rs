@@ -6,7 +6,7 @@ use crate::lock::{self, Holding, QueuedWaiter, SharedHolder};
 use crate::token::{self, RunEnd};
 use std::cell::RefCell;
 use std::io::Write;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 pub(super) fn is_kept(token: &str) -> bool {
     token::holder(token).is_some_and(|h| h.kept.is_some())
@@ -18,10 +18,10 @@ pub(super) fn kept_summary(token: &str, validity: Option<Duration>) -> Option<St
     let holder = token::holder(token)?;
     let run = holder.kept.as_ref()?;
     let until = validity.map_or(String::new(), |left| {
-        let at = SystemTime::now() + left;
+        let at = token::unix_ms_now().saturating_add(left.as_millis() as u64);
         format!(
             ", until about {} ({} from now)",
-            humantime::format_rfc3339_seconds(at),
+            human::utc(at),
             human::duration(left)
         )
     });
@@ -128,12 +128,11 @@ pub(super) fn short_token(token: &str) -> String {
 
 /// An acquisition time as UTC and how long ago it was.
 pub(super) fn when(unix_ms: u64) -> String {
-    let at = UNIX_EPOCH + Duration::from_millis(unix_ms);
-    let ago = SystemTime::now()
-        .duration_since(at)
-        .map(|d| format!(" ({} ago)", human::duration(d)))
+    let ago = token::unix_ms_now()
+        .checked_sub(unix_ms)
+        .map(|ms| format!(" ({} ago)", human::duration(Duration::from_millis(ms))))
         .unwrap_or_default();
-    format!("{}{ago}", humantime::format_rfc3339_seconds(at))
+    format!("{}{ago}", human::utc(unix_ms))
 }
 
 /// The shared holders of a lock, who each is and how long each is still certain to hold it.

@@ -184,7 +184,9 @@ fn a_waiting_exec_that_gives_up_leaves_no_guardian_behind() {
 #[test]
 fn the_guardian_keeps_none_of_redlocks_descriptors_open() {
     // A guardian that held a copy of redlock's sockets would keep a server connection (or the
-    // socket that stops redlock's signal watcher) open for as long as it lives.
+    // socket that stops redlock's signal watcher) open for as long as it lives; one that held
+    // redlock's end of their own socket would never see it close when redlock dies. It keeps
+    // its own end of that socket and its timer, nothing else.
     let cluster = Cluster::start(1);
     let script = r#"echo $$ > "$DIR/shell"; touch "$DIR/ready"; while [ ! -e "$DIR/done" ]; do sleep 0.05; done"#;
     let (child, dir) = exec_until_ready(&cluster, &["exec", "job"], script);
@@ -202,10 +204,21 @@ fn the_guardian_keeps_none_of_redlocks_descriptors_open() {
         1,
         "redlock's children other than the command"
     );
-    let open = std::fs::read_dir(format!("/proc/{}/fd", guardians[0]))
+    let mut open: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", guardians[0]))
         .unwrap()
-        .count();
-    assert_eq!(open, 0, "descriptors the guardian holds");
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .map(|target| {
+            let target = target.display().to_string();
+            // `socket:[123]` -> `socket`
+            target.split(':').next().unwrap_or_default().to_string()
+        })
+        .collect();
+    open.sort();
+    assert_eq!(
+        open,
+        ["anon_inode", "socket"],
+        "descriptors the guardian holds"
+    );
     std::fs::write(dir.path().join("done"), "").unwrap();
     let output = child.finish(SLACK);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
