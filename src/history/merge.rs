@@ -99,9 +99,13 @@ mod tests {
     use super::*;
 
     fn entry(token: &str, ended_unix_ms: u64) -> String {
+        ended_as(token, ended_unix_ms, Ended::Ok)
+    }
+
+    fn ended_as(token: &str, ended_unix_ms: u64, ended: Ended) -> String {
         Entry {
             token: token.to_string(),
-            ended: Ended::Ok,
+            ended,
             ended_unix_ms,
             held: Some(Duration::from_millis(10)),
             waited: None,
@@ -145,5 +149,37 @@ mod tests {
         assert_eq!(since.len(), 2);
         let last = merge(&copies, Cut::new(None, Some(1), 4_000));
         assert_eq!(last[0].entry.token, "c");
+    }
+
+    #[test]
+    fn a_lost_entry_of_a_run_is_the_last_word_on_it() {
+        // The give-back recorded `ok` everywhere, then found the token gone and appended `lost`
+        // (lock/history.rs); one server missed the append.
+        let ok = entry("a", 1_000);
+        let lost = ended_as("a", 1_001, Ended::Lost);
+        let copies = [
+            stored(std::slice::from_ref(&ok)),
+            stored(&[lost.clone(), ok.clone()]),
+            stored(&[lost, ok]),
+        ];
+        let copies: Vec<&Result<Stored, NodeError>> = copies.iter().collect();
+        let runs = merge(&copies, Cut::default());
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].entry.ended, Ended::Lost);
+        assert_eq!(runs[0].servers, 3);
+    }
+
+    #[test]
+    fn a_long_history_merges_one_run_per_token() {
+        // Many entries on each of three servers (speed is measured by hand, not by a test).
+        let entries: Vec<String> = (0..10_000u64)
+            .map(|n| entry(&format!("token-{n}"), 1_000 + n))
+            .collect();
+        let copies = [stored(&entries), stored(&entries), stored(&entries)];
+        let copies: Vec<&Result<Stored, NodeError>> = copies.iter().collect();
+        let runs = merge(&copies, Cut::default());
+        assert_eq!(runs.len(), 10_000);
+        assert!(runs.iter().all(|run| run.servers == 3));
+        assert_eq!(runs[0].entry.token, "token-9999");
     }
 }

@@ -377,3 +377,55 @@ fn a_cluster_keeps_the_history_in_the_lock_keys_slot() {
         .iter()
         .all(|run| run["servers_holding"] == 3));
 }
+
+#[test]
+fn times_from_the_year_10000_on_are_shown_as_numbers_not_a_crash() {
+    // A hand-written entry, or a token from a host whose clock is wrong, can carry a time no
+    // four-digit year can write: history and status show it as its number.
+    let cluster = Cluster::start(1);
+    let year_10000 = 253_402_300_800_000_u64;
+    let token =
+        |acquired: u64| format!("0123456789abcdef0123456789abcdef:host-a:42:{acquired}:job");
+    let mut con = cluster.servers[0].connection();
+    for acquired in [year_10000, year_10000 + 1, u64::MAX] {
+        let entry = format!("1 {acquired} 5 ok - - - exclusive {}", token(acquired));
+        let _: () = redis::cmd("LPUSH")
+            .arg("redlock:future\x1fhistory")
+            .arg(entry)
+            .query(&mut con)
+            .unwrap();
+    }
+    cluster.servers[0].set("redlock:future", &token(year_10000));
+    let kept = format!(
+        "0123456789abcdef0123456789abcdef:host-a:42:{year_10000}::kept:{}:exit-0",
+        u64::MAX
+    );
+    let _: () = redis::cmd("SET")
+        .arg("redlock:kept-future")
+        .arg(kept)
+        .arg("PX")
+        .arg(60_000)
+        .query(&mut con)
+        .unwrap();
+    let shown = format!("{year_10000} (unix ms)");
+    for args in [
+        &["history", "future"][..],
+        &["status", "future"],
+        &["status", "future", "-v"],
+        &["status", "kept-future"],
+    ] {
+        let output = cluster.cmd(args).assert().code(0).get_output().clone();
+        let text = stdout_of(&output);
+        assert!(text.contains(&shown), "{args:?}: {text}");
+    }
+    for args in [
+        &["history", "future", "--json"][..],
+        &["status", "future", "--json"],
+        &["status", "--json"],
+    ] {
+        let output = cluster.cmd(args).assert().code(0).get_output().clone();
+        let document = document(&output);
+        assert!(document.is_object(), "{args:?}");
+    }
+    cluster.cmd(["status"]).assert().code(0);
+}

@@ -38,6 +38,7 @@ mod queue;
 mod quorum;
 mod readme;
 mod refusals;
+mod rough_handling;
 mod round_trips;
 mod rounds;
 mod security;
