@@ -24,7 +24,9 @@ pub(crate) enum Outcome {
     Busy { code: u8 },
     /// `exec`: the command outlived `--max-runtime` and was stopped, as timeout(1) does.
     TimedOut,
-    /// `exec`: the lock was lost while the command ran, and the command was stopped.
+    /// `exec`: the lock was lost, or may have been, while the command ran (the command was
+    /// stopped, or ended while redlock was paused past the lock, or the release found the token
+    /// gone).
     LockLost,
     /// `exec`: the command was found but could not be executed.
     CannotExecute,
@@ -128,7 +130,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         outcome: Outcome::LockLost,
-        meaning: "`exec`: the lock was lost while the command ran; the command was stopped",
+        meaning: "`exec`: the lock was lost, or may have been, while the command ran: the command was stopped, or ended while redlock was paused past the lock, or the release found the token gone",
         commands: &["exec"],
     },
     Row {

@@ -23,7 +23,8 @@ pub(crate) enum Ended {
     Failed(i32),
     /// `exec`'s command died of this signal, which redlock did not pass on.
     Signal(i32),
-    /// The lock was lost while the command ran, and the command was stopped.
+    /// The lock was lost, or may have been, while the command ran: the command was stopped, or
+    /// ended while redlock was paused past the lock, or the give-back found the token gone.
     Lost,
     /// The command outlived `--max-runtime` and was stopped.
     MaxRuntime,
