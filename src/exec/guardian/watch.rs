@@ -42,7 +42,8 @@ pub(super) unsafe fn guard(channel: libc::c_int, everything: &libc::sigset_t, gr
             left: false,
             grace_ns,
             deadline: None,
-            kill_at: None,
+            our_kill: None,
+            their_kill: None,
             parent_gone: false,
         };
         let timer = libc::timerfd_create(libc::CLOCK_BOOTTIME, libc::TFD_CLOEXEC);
@@ -66,17 +67,34 @@ struct Watch {
     grace_ns: u64,
     /// The end of the last confirmed validity, on the boot-time clock (ns).
     deadline: Option<u64>,
-    /// When the command gets SIGKILL, once a stop is under way (ours or the parent's).
-    kill_at: Option<u64>,
+    /// When the command gets SIGKILL, once we started a stop: fixed then, by the deadline we
+    /// knew (a stop, once started, is not called off).
+    our_kill: Option<u64>,
+    /// When our parent, stopping the command itself, will SIGKILL it. Renewals may go on
+    /// meanwhile (`--max-runtime` with the lock still held), so it counts only up to the
+    /// deadline as it stands.
+    their_kill: Option<u64>,
     /// The socket read end-of-file without a `DONE`: redlock is dead.
     parent_gone: bool,
 }
 
 impl Watch {
+    /// When the command gets SIGKILL, if a stop is under way (ours or our parent's).
+    fn kill_at(&self) -> Option<u64> {
+        let theirs = self.their_kill.map(|kill| match self.deadline {
+            Some(deadline) => kill.min(deadline),
+            None => kill,
+        });
+        match (self.our_kill, theirs) {
+            (Some(ours), Some(theirs)) => Some(ours.min(theirs)),
+            (ours, theirs) => ours.or(theirs),
+        }
+    }
+
     /// When to look next: SIGKILL's time (and the group every step) during a stop, else the
     /// time to start one, `grace` before the deadline.
     fn next_wake(&self, now: u64) -> Option<u64> {
-        match self.kill_at {
+        match self.kill_at() {
             Some(kill_at) if self.left => Some(kill_at.min(now.saturating_add(STEP_NS))),
             Some(kill_at) => Some(kill_at),
             None => self
@@ -161,8 +179,7 @@ impl Watch {
             DEADLINE => self.deadline = Some(at),
             RUNNING => self.leave(),
             STOPPING => {
-                let by = self.deadline.map_or(at, |deadline| deadline.min(at));
-                self.kill_at = Some(self.kill_at.map_or(by, |earlier| earlier.min(by)));
+                self.their_kill = Some(self.their_kill.map_or(at, |earlier| earlier.min(at)));
             }
             // SAFETY: the run is over; we reap our anchor and exit.
             DONE => unsafe { self.exit() },
@@ -176,15 +193,15 @@ impl Watch {
         let due = self
             .deadline
             .is_some_and(|deadline| now >= deadline.saturating_sub(self.grace_ns));
-        if self.kill_at.is_none() && (self.parent_gone || due) {
+        if self.kill_at().is_none() && (self.parent_gone || due) {
             self.leave();
             self.signal(libc::SIGTERM);
             // A stopped command must wake up to act on SIGTERM.
             self.signal(libc::SIGCONT);
             let by = now.saturating_add(self.grace_ns);
-            self.kill_at = Some(self.deadline.map_or(by, |deadline| deadline.min(by)));
+            self.our_kill = Some(self.deadline.map_or(by, |deadline| deadline.min(by)));
         }
-        let Some(kill_at) = self.kill_at else {
+        let Some(kill_at) = self.kill_at() else {
             return;
         };
         if now >= kill_at {
