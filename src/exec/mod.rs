@@ -1,7 +1,9 @@
 //! `redlock exec`: take the lock, run a command while a watchdog renews it, and release it when
 //! the command exits (or keep it for the rest of `--hold-at-least`). If the lock is lost, the
-//! command is stopped before the lock's validity runs out; it never runs on unprotected. A
-//! command that outlives `--max-runtime` is stopped the same way.
+//! command is stopped before the lock's validity runs out; it never runs on unprotected, and a
+//! guardian process (guardian.rs) holds that deadline too, for when redlock itself dies or is
+//! paused. A command that outlives `--max-runtime` is stopped the same way. A run that did not
+//! certainly hold the lock to its end exits 125 (supervise.rs).
 //!
 //! All of it runs on the main thread: one loop (supervise.rs) reads signals and the command's
 //! exit from a signalfd and renews when a renewal is due (renew.rs). Only a `--wait` starts a
@@ -142,7 +144,8 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         &lifecycle,
         limits(args, running_since),
     );
-    // The guardian dies while we release the lock; it is reaped when we return.
+    // The guardian is told the run is over and goes while we release the lock; it is reaped
+    // when we return.
     let (status, _guardian) = command.finish();
     if let Ok(status) = &status {
         reporter.emit(&event::ChildExited {

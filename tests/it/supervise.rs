@@ -88,8 +88,9 @@ fn stat_of(pid: i32) -> Option<Vec<String>> {
 
 #[test]
 fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
-    // The command is spawned into a process group led by the guardian, which redlock then moves
-    // out: signals forwarded to the group must reach the command's tree and nothing else. The
+    // The command is spawned into a process group led by the guardian, which then moves out to
+    // a group of its own (neither redlock's nor the command's, so that a signal to either misses
+    // it): signals forwarded to the group must reach the command's tree and nothing else. The
     // spawn must also undo what redlock's own process has: the signals blocked for its
     // signalfd, and Rust's ignored SIGPIPE.
     let cluster = Cluster::start(1);
@@ -113,8 +114,8 @@ fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
     };
     let mut expected = vec![shell, sleep];
     expected.sort();
-    // The guardian leads the group until redlock moves it out, right after the spawn returns:
-    // the command may already be running (and this test reading) a moment before that.
+    // The guardian leads the group until it is told the command runs, right after the spawn
+    // returns: the command may already be running (and this test reading) a moment before.
     wait_for("the guardian to leave the command's group", SLACK, || {
         members() == expected
     });
@@ -123,6 +124,18 @@ fn exec_starts_its_command_unmasked_in_a_group_of_its_tree_alone() {
         group,
         child.id().to_string(),
         "the command is in redlock's own group"
+    );
+    let redlock = child.id().to_string();
+    let guardian = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != shell)
+        .find(|&pid| stat_of(pid).is_some_and(|stat| stat[1] == redlock))
+        .expect("the guardian");
+    let guardians_group = stat_of(guardian).unwrap()[2].clone();
+    assert!(
+        guardians_group != redlock && guardians_group != group,
+        "the guardian is in group {guardians_group}: redlock's is {redlock}, the command's {group}"
     );
     let signals = read(&dir.path().join("signals"));
     assert!(
