@@ -38,6 +38,15 @@
 //! - It blocks every signal it can (SIGKILL and SIGSTOP cannot be), so a terminal's Ctrl-Z or a
 //!   stray SIGTERM does not stop it.
 //!
+//! Why the command has stopped before another holder can start: the deadline is the end of the
+//! last validity a quorum confirmed, measured from the start of that round less the clock drift
+//! allowance, so a majority of the servers keep our key at least until then, and nobody can be
+//! granted the lock before it. The guardian's SIGKILL goes out by that deadline on the same
+//! suspend-aware clock, whatever became of us (a pause of ours moves nothing: only a renewal we
+//! confirmed, and then told it of, moves the deadline on). While we are alive and well we act
+//! first: we give up renewing a round and a grace before the deadline (renew.rs), so the
+//! guardian's moment, a grace before it, is reached only when we were paused or starved.
+//!
 //! The groups, and why an id we signal is never someone else's: the command's group is named by
 //! the guardian's pid (the group exists, with the guardian in it, from right after the fork,
 //! before the command does, and the command joins it in the same spawn that starts it: no
@@ -54,7 +63,7 @@
 //!
 //! What it does not cover: a pause or kill of the guardian itself (its own pid), of the whole
 //! host (a VM paused, a machine suspended with its clocks), or a kill of the command's group that
-//! leaves children it moved to other groups: there, fencing is the answer (README).
+//! leaves children it moved to other groups: there, fencing is the answer (docs/guarantees.md).
 
 use crate::clock::BootInstant;
 use nix::sys::signal::{kill, SigSet, Signal};

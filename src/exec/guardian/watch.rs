@@ -23,8 +23,8 @@ pub(super) unsafe fn guard(channel: libc::c_int, everything: &libc::sigset_t, gr
         // Our end of the socket as descriptor 0, and none of our parent's: a server connection,
         // a pipe someone reads to its end, or the parent's end of this very socket (whose
         // end-of-file is how we learn of its death) must not stay open for as long as we live.
-        // (Linux 5.9 and later close them in one call.) Without it we could not tell the
-        // parent's death: we go, and the parent's first message fails, so no command starts.
+        // (Linux 5.9 and later close them in one call.) A socket we cannot move, we go without:
+        // the parent's first message then fails, and no command starts.
         if channel != 0 && libc::dup2(channel, 0) != 0 {
             libc::_exit(1);
         }
