@@ -195,8 +195,9 @@ documented! {
         held_ms: Option<u64>,
         /// how long `exec` waited for it (null for `acquire`: its `release` cannot know)
         waited_ms: Option<u64>,
-        /// `ok`, `failed`, `signal`, `lost`, `max-runtime`, `interrupted` (a signal to redlock,
-        /// passed on) or `released` (by `release`)
+        /// `ok`, `failed`, `signal`, `lost` (also a run that ended while redlock was paused past
+        /// the lock, or whose release found the token gone), `max-runtime`, `interrupted` (a
+        /// signal to redlock, passed on) or `released` (by `release`)
         ended_as: &'static str,
         /// the command's exit status, for `ok` and `failed`
         exit_status: Option<i32>,
