@@ -287,9 +287,11 @@ fn boot_ns() -> u64 {
         .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0))
 }
 
+/// `ns` on the boot-time clock as a `timespec`. Its seconds are capped where a 32-bit `time_t`
+/// ends (68 years after boot), so the cast holds whatever width the C library gives it.
 fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {
-        tv_sec: libc::time_t::try_from(ns / 1_000_000_000).unwrap_or(libc::time_t::MAX),
+        tv_sec: (ns / 1_000_000_000).min(i32::MAX as u64) as _,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }
