@@ -216,11 +216,14 @@ fn two_groups_failing_over_to_masters_without_the_key_lose_the_lock_with_125() {
 #[test]
 fn a_group_whose_sentinels_are_all_down_costs_one_timeout_and_one_vote() {
     let cluster = Cluster::start(2);
-    let hole = BlackHole::start();
+    // Two of three sentinels black-holed: the refusal of the third leaves a majority possible,
+    // so the group waits for the others (and no longer than one timeout).
+    let holes = [BlackHole::start(), BlackHole::start()];
     let closed = free_port();
     let group = format!(
-        "{},127.0.0.1:{closed}/g1",
-        hole.url().replace("redis://", "redis+sentinel://")
+        "{},{},127.0.0.1:{closed}/g1",
+        holes[0].url().replace("redis://", "redis+sentinel://"),
+        holes[1].url().replace("redis://", "")
     );
     let mut servers: Vec<String> = cluster.servers.iter().map(Redis::url).collect();
     servers.push(group.clone());

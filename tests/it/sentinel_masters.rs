@@ -1,8 +1,10 @@
-//! Which master a Sentinel group's run uses when its sentinels disagree: one sentinel names
-//! master M, another a master X of its own (two independent servers, each a master in its own
-//! eyes). The run keeps the master it started with while a sentinel still names it, whichever
-//! answers first; when none does any more, it moves, and its release still reaches the master
-//! it left, so that no copy of the lock is left there.
+//! Which master a Sentinel group's run counts the group on when its sentinels disagree: one
+//! names master M, another a master X of its own (two independent servers, each a master in its
+//! own eyes). The group votes only on a master a majority of its listed sentinels name, whichever
+//! answers first (server/sentinel/discovery.rs): sentinels split one against one give the group
+//! no vote, so two runs can never count it on two masters; two against one give it M. A run
+//! follows the majority, and its release still reaches a master it stopped counting on, so
+//! that no copy of the lock is left there.
 
 use crate::support::groups::Sentinel;
 use crate::support::proxy::{Fault, Proxy};
@@ -16,42 +18,58 @@ const TTL: Duration = Duration::from_secs(9);
 /// Each server's --timeout.
 const TIMEOUT: Duration = Duration::from_secs(1);
 
-/// How late the sentinel that must not answer first answers.
+/// How late the sentinels that must not answer first answer.
 const LATE: Duration = Duration::from_millis(300);
 
-/// Two masters of the same name, each named by a sentinel of its own, behind a proxy each.
+/// Two masters of the same name, `for_m` sentinels naming M and one naming X, each behind a
+/// proxy of its own.
 struct Disagreeing {
     m: Redis,
     x: Redis,
-    /// The sentinels that name M and X, and the proxies in front of them.
-    _sentinels: [Sentinel; 2],
-    to_m: Proxy,
+    _sentinels: Vec<Sentinel>,
+    /// The proxies in front of M's sentinels.
+    to_m: Vec<Proxy>,
+    /// The proxy in front of X's sentinel.
     to_x: Proxy,
 }
 
 impl Disagreeing {
-    fn start() -> Disagreeing {
+    fn start(for_m: usize) -> Disagreeing {
         let (m, x) = (Redis::start(), Redis::start());
-        let sentinels = [
-            Sentinel::start(Some(("g1", m.port)), &[]),
-            Sentinel::start(Some(("g1", x.port)), &[]),
-        ];
-        let to_m = Proxy::start(sentinels[0].port);
-        let to_x = Proxy::start(sentinels[1].port);
+        let mut sentinels: Vec<Sentinel> = (0..for_m)
+            .map(|_| Sentinel::start(Some(("g1", m.port)), &[]))
+            .collect();
+        sentinels.push(Sentinel::start(Some(("g1", x.port)), &[]));
+        let mut proxies: Vec<Proxy> = sentinels.iter().map(|s| Proxy::start(s.port)).collect();
+        let to_x = proxies.pop().unwrap();
         Disagreeing {
             m,
             x,
             _sentinels: sentinels,
-            to_m,
+            to_m: proxies,
             to_x,
         }
     }
 
     fn url(&self) -> String {
-        format!(
-            "redis+sentinel://127.0.0.1:{},127.0.0.1:{}/g1",
-            self.to_m.port, self.to_x.port
-        )
+        let ports: Vec<String> = (self.to_m.iter().chain([&self.to_x]))
+            .map(|proxy| format!("127.0.0.1:{}", proxy.port))
+            .collect();
+        format!("redis+sentinel://{}/g1", ports.join(","))
+    }
+
+    /// M's sentinels answer `LATE` (or at once), X's the other way round.
+    fn x_first(&self, x_first: bool) {
+        let (early, late) = (Fault::None, Fault::Delay(LATE));
+        let (m, x) = if x_first {
+            (late, early)
+        } else {
+            (early, late)
+        };
+        for proxy in &self.to_m {
+            proxy.set(m);
+        }
+        self.to_x.set(x);
     }
 }
 
@@ -81,17 +99,61 @@ fn wait_renewed_on(server: &Redis, since: Instant) {
 }
 
 #[test]
-fn a_run_keeps_the_master_it_started_with_while_a_sentinel_still_names_it() {
-    let group = Disagreeing::start();
-    // M's sentinel answers first: the run starts on M.
-    group.to_x.set(Fault::Delay(LATE));
+fn a_group_whose_sentinels_disagree_votes_no_so_two_runs_cannot_both_count_it() {
+    // Servers: plain A and B, each behind a proxy, and the group. Taking whichever sentinel
+    // answered first, a run while B was unreachable counted A and the group on M, and a run
+    // while A was unreachable counted B and the group on X: two holders.
+    let plain = Cluster::start(2);
+    let proxies: Vec<Proxy> = plain.servers.iter().map(|s| Proxy::start(s.port)).collect();
+    let group = Disagreeing::start(1);
+    let mut servers: Vec<String> = proxies
+        .iter()
+        .map(|proxy| format!("redis://127.0.0.1:{}", proxy.port))
+        .collect();
+    servers.push(group.url());
+    let acquire = |unreachable: usize, x_first: bool| {
+        for (index, proxy) in proxies.iter().enumerate() {
+            proxy.set(if index == unreachable {
+                Fault::Reset
+            } else {
+                Fault::None
+            });
+        }
+        group.x_first(x_first);
+        redlock()
+            .env("REDLOCK_SERVERS", servers.join(","))
+            .env("REDLOCK_TIMEOUT", format!("{}s", TIMEOUT.as_secs()))
+            .args(["acquire", "job", "--ttl", "60s"])
+            .assert()
+            .code(69)
+    };
+    for (unreachable, x_first) in [(1, false), (0, true)] {
+        let refused = acquire(unreachable, x_first);
+        let said = stderr_of(&refused);
+        assert!(
+            said.contains("the sentinels disagree on the master of 'g1'")
+                && said.contains(&format!("names 127.0.0.1:{}", group.m.port))
+                && said.contains(&format!("names 127.0.0.1:{}", group.x.port)),
+            "{said}"
+        );
+        assert_eq!(group.m.get(KEY), None, "nothing counted on M");
+        assert_eq!(group.x.get(KEY), None, "nothing counted on X");
+    }
+    assert_eq!(
+        plain.values(KEY),
+        [None, None],
+        "the failed attempts cleaned up"
+    );
+}
+
+#[test]
+fn a_majority_of_the_sentinels_names_the_master_whichever_answers_first() {
+    let group = Disagreeing::start(2);
+    // X's sentinel answers first, every round: the group is counted on M all the same.
+    group.x_first(true);
     let (child, _dir, done) = start_exec(&[group.url()]);
     assert!(group.m.get(KEY).is_some());
-    // Now X's answers first, every round: the run stays on M all the same.
-    group.to_x.set(Fault::None);
-    group.to_m.set(Fault::Delay(LATE));
-    let swapped = Instant::now();
-    wait_renewed_on(&group.m, swapped);
+    wait_renewed_on(&group.m, Instant::now());
     assert_eq!(group.x.get(KEY), None, "nothing ever went to X");
 
     std::fs::write(&done, "").unwrap();
@@ -102,12 +164,12 @@ fn a_run_keeps_the_master_it_started_with_while_a_sentinel_still_names_it() {
 }
 
 #[test]
-fn a_run_that_moved_to_another_master_releases_on_the_one_it_left_too() {
+fn a_run_whose_sentinels_stop_agreeing_stops_counting_the_group_and_releases_there_too() {
     let plain = Cluster::start(2);
-    let group = Disagreeing::start();
+    let group = Disagreeing::start(2);
     let mut servers: Vec<String> = plain.servers.iter().map(Redis::url).collect();
     servers.push(group.url());
-    group.to_x.set(Fault::Delay(LATE));
+    group.x_first(true);
     let (child, _dir, done) = start_exec(&servers);
     // The two plain servers are a quorum on their own, so the command may start before the
     // group's SET reaches M: it is on its way (the round settles with it), within the group's
@@ -115,11 +177,9 @@ fn a_run_that_moved_to_another_master_releases_on_the_one_it_left_too() {
     wait_for("the lock on M", TIMEOUT * 2 + SLACK, || {
         group.m.get(KEY).is_some()
     });
-    // M's sentinel is gone: X's is the only one left, and names X. The next renewal finds the
-    // master moved, goes to X (which has no copy: that vote is a no; the plain servers keep
-    // the lock), and M is a master the run used before.
-    group.to_m.set(Fault::Reset);
-    group.to_x.set(Fault::None);
+    // One of M's sentinels is gone: one names M, one X, of three. No master has a majority, so
+    // the group votes no (the plain servers keep the lock) and the run goes to neither.
+    group.to_m[0].set(Fault::Reset);
     wait_renewed_on(&plain.servers[0], Instant::now());
     assert_eq!(group.x.get(KEY), None);
 

@@ -1,18 +1,17 @@
 //! One Sentinel-managed group as a server: what identifies it, and which master this run uses.
 //!
-//! A run asks the sentinels once, and keeps the master the first answer named (once its own
+//! A run asks the sentinels once, and keeps the master a majority of them named (once its own
 //! `ROLE` said master) for every round after, until the master moved: a round failed on it (it
 //! said it is not the master, refused a write as a replica, broke the connection or did not
-//! answer in time), or no sentinel names it any more. Every round after the first asks the
-//! sentinels again beside its request (master.rs), on the connections kept from the last time,
-//! so that costs no round trip of its own; a round that hears every sentinel that answers name
+//! answer in time), or a majority of the sentinels no longer name it. Every round after the
+//! first asks the sentinels again beside its request (master.rs), on the connections kept from
+//! the last time, so that costs no round trip of its own; a round that hears a majority name
 //! another master goes there within its deadline, so `exec` follows a failover at its next
-//! renewal even while the old master still accepts writes. So the group votes through one
-//! master, not through whichever sentinel answers first each round, which flapped when the
-//! sentinels disagreed (one naming the master, another a stale one): while any sentinel still
-//! names the master in use, the run stays with it. A master the run used before and no longer
-//! does is remembered (`former`): releases and extensions reach it too, so that no copy of the
-//! lock is left on it.
+//! renewal even while the old master still accepts writes. So the group votes through the one
+//! master most of its sentinels agree on (discovery.rs says why a majority), never through
+//! whichever sentinel answers first. A master the run used before and no longer does is
+//! remembered (`former`): releases and extensions reach it too, so that no copy of the lock is
+//! left on it.
 
 use super::super::blocking::{Blocking, Dialer};
 use super::super::client::{at, Tls};
@@ -150,12 +149,18 @@ impl Group {
         known.stale = true;
     }
 
-    /// The masters this run used before the one in use, each connected to by `deadline`
-    /// (those that cannot be are left out): releases and extensions reach them too.
+    /// The masters this run used before the one in use, and the one in use too while a round
+    /// failed on it or the sentinels stopped naming it (a round may not reach it then: the
+    /// group votes no when its sentinels disagree), each connected to by `deadline` (those
+    /// that cannot be are left out): releases and extensions reach them too.
     pub(crate) fn former(&self, deadline: BootInstant) -> Vec<Blocking> {
         let former = {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-            known.former.clone()
+            let mut former = known.former.clone();
+            if known.stale {
+                former.extend(known.master.clone());
+            }
+            former
         };
         former
             .iter()

@@ -4,8 +4,9 @@
 //! says it is the master; if it does not (a stale sentinel's answer, a demoted master), the
 //! request is sent again, within the same deadline, to the next master a sentinel named. Every
 //! round after the one that found it asks the sentinels again as its first request goes out
-//! (`Discovery::confirms`): if every sentinel that answers names another master, the master
-//! moved, and the request is sent again there.
+//! (`Discovery::confirms`): unless a majority of the sentinels still name it, its answer does not
+//! count, and the request is sent again to the master a majority names instead (the master
+//! moved), or the group votes no (they disagree, or too few answer: discovery.rs says why).
 //!
 //! Sending it again is safe: a replica refuses a write (`READONLY`, the default), and what a
 //! writable replica (`replica-read-only no`) or a master the sentinels left applied is never
@@ -14,7 +15,7 @@
 //! compare-and-delete and compare-and-expire scripts).
 
 use super::super::blocking::Blocking;
-use super::discovery::{Address, Discovery, Verdict};
+use super::discovery::{Address, Discovery};
 use super::group::Group;
 use crate::clock::BootInstant;
 use redis::{Connection, RedisResult, Value};
@@ -111,10 +112,10 @@ impl Master {
             let why = match (self.connection.not_master(), recheck.as_mut()) {
                 (Some(why), _) => why.to_string(),
                 (None, Some(asked)) if result.is_ok() => {
-                    match asked.confirms(&self.address, self.deadline) {
-                        Verdict::Moved => "the sentinels name another master".to_string(),
-                        Verdict::Named | Verdict::Unknown => return self.count(result),
+                    if asked.confirms(&self.address, self.deadline) {
+                        return self.count(result);
                     }
+                    "most of the sentinels do not name it".to_string()
                 }
                 (None, _) => return self.count(result),
             };
