@@ -13,7 +13,7 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
     let config = Config::from_args(&cli.servers)?;
     if let Command::Doctor(args) = &cli.command {
         // Its findings say what the warnings would.
-        return crate::doctor::run(&config, args);
+        return crate::doctor::run(&config, args, cli.output.verbose);
     }
     for warning in &config.warnings {
         reporter.warn(warning);
@@ -26,7 +26,7 @@ pub(crate) fn run(cli: Cli, reporter: Reporter) -> anyhow::Result<Outcome> {
         Command::History(args) => crate::history::run(&config, reporter, &args),
         Command::Exec(args) => crate::exec::run(&config, reporter, &args),
         Command::Latch(args) => crate::latch::run(&config, reporter, &args),
-        Command::Doctor(args) => crate::doctor::run(&config, &args),
+        Command::Doctor(args) => crate::doctor::run(&config, &args, cli.output.verbose),
         Command::Generate(args) => crate::generate::run(&args),
     }
 }

@@ -75,7 +75,21 @@ pub(crate) fn first_line(text: &str) -> &str {
 
 /// `Connection refused` -> `connection refused`: another library's message, lowercased to read
 /// as the tail of one of ours.
+/// `1 server`, `3 servers`.
+pub(crate) fn servers(n: usize) -> String {
+    match n {
+        1 => "1 server".into(),
+        n => format!("{n} servers"),
+    }
+}
+
+/// A first word with another capital in it (`ERR`, `NOPERM`, `NoPerm`) is a code or a name, and
+/// keeps its spelling: a server's own words are shown as it wrote them.
 pub(crate) fn lowercase_first(text: &str) -> String {
+    let first_word = text.split([' ', ':']).next().unwrap_or_default();
+    if first_word.chars().skip(1).any(char::is_uppercase) {
+        return text.to_string();
+    }
     let mut chars = text.chars();
     match chars.next() {
         Some(c) => c.to_lowercase().chain(chars).collect(),
@@ -96,6 +110,18 @@ mod tests {
         assert_eq!(whole_seconds(Duration::from_millis(3400)), "3s");
         assert_eq!(whole_seconds(Duration::ZERO), "0s");
         assert_eq!(latency(Duration::from_micros(1234)), "1.2ms");
+    }
+
+    #[test]
+    fn a_servers_own_words_keep_their_capitals() {
+        assert_eq!(lowercase_first("Connection refused"), "connection refused");
+        assert_eq!(
+            lowercase_first("ERR The user executing"),
+            "ERR The user executing"
+        );
+        assert_eq!(lowercase_first("NOPERM: no"), "NOPERM: no");
+        assert_eq!(lowercase_first("ResponseError: x"), "ResponseError: x");
+        assert_eq!(lowercase_first(""), "");
     }
 
     #[test]
@@ -122,7 +148,7 @@ mod tests {
     #[test]
     fn only_the_first_letter_is_lowered() {
         assert_eq!(lowercase_first("Connection refused"), "connection refused");
-        assert_eq!(lowercase_first("ÉTAT TLS"), "éTAT TLS");
+        assert_eq!(lowercase_first("État TLS"), "état TLS");
         assert_eq!(lowercase_first(""), "");
     }
 }

@@ -23,6 +23,15 @@ pub(crate) struct DoctorArgs {
     #[arg(long, env = "REDLOCK_STRICT", help_heading = CHECKS)]
     pub(crate) strict: bool,
 
+    /// Read each server's configuration (INFO, CONFIG GET) as USER
+    ///
+    /// For a lock user that may not read them (docs/doctor.md's ACL grants neither, since
+    /// CONFIG GET would show it every password in the configuration): USER's password comes
+    /// from REDLOCK_READ_AS_PASSWORD, never argv. What redlock's own user may do is still
+    /// checked as that user.
+    #[arg(long, value_name = "USER", env = "REDLOCK_READ_AS", help_heading = CHECKS)]
+    pub(crate) read_as: Option<String>,
+
     /// Print one JSON object for programs
     ///
     /// Every server's facts and every finding (its fields: docs/json.md).
@@ -36,9 +45,9 @@ pub(crate) struct DoctorArgs {
 const OWN_TEXTS: [(&str, &str, &str); 2] = [
     (
         "verbose",
-        "Changes nothing: the report always shows every fact",
-        "Changes nothing for doctor: its report always shows every server's facts (latency \
-         included) and every finding.",
+        "Also each finding's cause in the server's or the library's own words",
+        "Adds, under each finding, its cause as the server or the client library said it \
+         (`--json` always has it, in `detail`); the report shows every server's facts either way.",
     ),
     (
         "quiet",

@@ -270,10 +270,15 @@ fn run_probe(
 /// anything else a probe may meet (`WRONGTYPE`, `NOSCRIPT`, cluster support disabled), in the
 /// server's words.
 fn refusal(text: &str) -> Option<String> {
+    // Channels: Redis 6 and 7 say "no permissions to access one of the channels", Redis 7 in
+    // a script "can't publish to the channel", Valkey "No permissions to access a channel".
     let refused = [
         "NOPERM",
         "no permissions",
+        "No permissions",
         "can't run this command",
+        "can't publish to the channel",
+        "can't access",
         "nknown command",
         "Unknown Redis command",
     ];
@@ -313,5 +318,12 @@ mod tests {
         assert!(
             refusal("The user executing the script can't run this command or subcommand").is_some()
         );
+        for channel in [
+            "ERR The user executing the script can't publish to the channel mentioned in the command script: 1234, on @user_script:1.",
+            "ERR No permissions to access a channel script: 1234, on @user_script:1.",
+            "NOPERM this user has no permissions to access one of the channels used as arguments",
+        ] {
+            assert!(refusal(channel).is_some(), "{channel}");
+        }
     }
 }

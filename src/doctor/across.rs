@@ -53,7 +53,7 @@ pub(super) fn across(checked: &[Checked], twins: &[Twin], found: &mut Vec<Findin
         found.push(Finding::new(
             Code::NoQuorum,
             None,
-            format!("{reachable} of {n} servers answered, {needed} needed: no lock can be taken until a quorum answers"),
+            format!("{reachable} of {} answered, {needed} needed: no lock can be taken until a quorum answers", crate::human::servers(n)),
         ));
     }
     let count = match n {

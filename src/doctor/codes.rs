@@ -24,6 +24,7 @@ impl Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Code {
     SameServer,
+    Misconfigured,
     Replica,
     Eviction,
     Denied,
@@ -40,17 +41,19 @@ pub(crate) enum Code {
     Notifications,
     SentinelQuorum,
     ClusterState,
+    Clients,
     Unchecked,
 }
 
 /// Every code, its severity and meaning, in the order docs/doctor.md lists them.
 pub(crate) const CODES: &[(Code, &str, Severity, &str)] = &[
     (Code::SameServer, "same_server", Severity::Error, "two listed URLs reach one server (the same address and port, or the same run_id), or two of its databases: they are one failure domain, not two votes"),
+    (Code::Misconfigured, "misconfigured", Severity::Error, "a server cannot vote until its URL, redlock's options or the server change (it will not come back by itself): a wrong or missing password, a TLS certificate this host refuses or a missing client certificate, TLS on one end only, something that is not Redis, or a server of another kind than its URL says (a Cluster node, a Sentinel, a single server named as a cluster, a master name no sentinel knows); the finding names the option or URL form that fixes it"),
     (Code::Replica, "replica", Severity::Error, "a replica is listed as a server (it refuses every write), or a master and its replica both are"),
     (Code::Eviction, "eviction", Severity::Error, "maxmemory is set with a maxmemory-policy other than noeviction: it can evict a held lock (volatile-* evicts keys with a TTL, every lock key, first)"),
     (Code::Denied, "denied", Severity::Error, "the ACL user may not run a command redlock needs, or use its keys (renamed commands too)"),
     (Code::NoQuorum, "no_quorum", Severity::Error, "fewer than a quorum of the servers answered: no lock can be taken (exit 69)"),
-    (Code::Unreachable, "unreachable", Severity::Warning, "a server did not answer: it votes no until it is back, and the others tolerate one failure fewer"),
+    (Code::Unreachable, "unreachable", Severity::Warning, "a server is down: refused, timed out, or closed the connection before any reply, or said it is loading or busy; it votes no until it is back, and the others tolerate one failure fewer"),
     (Code::Restarted, "restarted", Severity::Warning, "no persistence, and it started less than --ttl ago: it may have forgotten locks it granted that are still held elsewhere"),
     (Code::NoPersistence, "no_persistence", Severity::Warning, "no persistence (appendonly no): a restart forgets its locks, so delay every restart by the longest TTL"),
     (Code::Appendfsync, "appendfsync", Severity::Warning, "appendonly yes but appendfsync everysec or no: a crash loses the last writes, locks included"),
@@ -59,10 +62,11 @@ pub(crate) const CODES: &[(Code, &str, Severity, &str)] = &[
     (Code::Clock, "clock", Severity::Warning, "a server's clock is further from this host's than the --ttl's drift allowance"),
     (Code::Latency, "latency", Severity::Warning, "a server answers in more than half the --timeout"),
     (Code::Memory, "memory", Severity::Warning, "more than 90% of maxmemory in use under noeviction: once full, every acquire fails (OOM)"),
-    (Code::Notifications, "notifications", Severity::Warning, "PUBLISH or SUBSCRIBE is refused (waiters still get the lock, at their next retry), or the run history's LPUSH, LTRIM or LRANGE (runs go unrecorded)"),
+    (Code::Notifications, "notifications", Severity::Warning, "PUBLISH or SUBSCRIBE is refused (waiters still get the lock, at their next retry), the run history's LPUSH, LTRIM or LRANGE (runs go unrecorded), or SCRIPT LOAD (after a SCRIPT FLUSH, one request fails on that server before its connection is made again)"),
     (Code::SentinelQuorum, "sentinel_quorum", Severity::Warning, "a Sentinel group's sentinels cannot agree on a failover (SENTINEL CKQUORUM fails)"),
     (Code::ClusterState, "cluster_state", Severity::Warning, "a Redis Cluster's state is not ok (a hash slot no master serves)"),
-    (Code::Unchecked, "unchecked", Severity::Warning, "something could not be checked (INFO or the ACL refused to the user): run doctor as a user that may, or grant +info"),
+    (Code::Clients, "clients", Severity::Warning, "more than 90% of maxclients connected, or connections refused since start for it: a refused connection is a vote lost"),
+    (Code::Unchecked, "unchecked", Severity::Warning, "a fact could not be read (INFO or CONFIG GET renamed or refused, or the ACL): each is named, and --strict fails; run doctor with --read-as USER, a user that may read them"),
 ];
 
 impl Code {
@@ -88,6 +92,8 @@ pub(super) struct Finding {
     /// The server it is about (redacted); `None` for the deployment as a whole.
     pub(super) server: Option<String>,
     pub(super) message: String,
+    /// The server's or the library's own words behind it, for `-v` and `--json`.
+    pub(super) detail: Option<String>,
 }
 
 impl Finding {
@@ -96,6 +102,7 @@ impl Finding {
             code,
             server: server.map(str::to_string),
             message,
+            detail: None,
         }
     }
 

@@ -37,7 +37,17 @@ pub(super) struct Facts {
     pub(super) clock: Option<Clock>,
     /// For a cluster's node, `cluster_state` (`ok`, `fail`).
     pub(super) cluster_state: Option<String>,
-    /// What could not be read, and why: `INFO: …`.
+    /// Whether it runs in cluster mode (`cluster_enabled`).
+    pub(super) cluster_enabled: Option<bool>,
+    /// `standalone`, `cluster` or `sentinel` (`redis_mode`, `server_mode` on Valkey).
+    pub(super) mode: Option<String>,
+    /// The most clients it accepts (`maxclients`).
+    pub(super) maxclients: Option<u64>,
+    /// Clients connected now.
+    pub(super) clients: Option<u64>,
+    /// Connections refused since it started because `maxclients` were connected.
+    pub(super) rejected: Option<u64>,
+    /// Each fact that could not be read, with why: `appendfsync and save (CONFIG GET: …)`.
     pub(super) unread: Vec<String>,
 }
 
@@ -80,6 +90,13 @@ impl Facts {
         self.maxmemory = number(info, "maxmemory");
         self.policy = text("maxmemory_policy");
         self.used_memory = number(info, "used_memory");
+        self.cluster_enabled = number(info, "cluster_enabled").map(|on| on == 1);
+        self.mode = field(info, "redis_mode")
+            .or_else(|| field(info, "server_mode"))
+            .map(str::to_string);
+        self.maxclients = number(info, "maxclients");
+        self.clients = number(info, "connected_clients");
+        self.rejected = number(info, "rejected_connections");
     }
 
     /// `CONFIG GET name`'s reply, `[name, value]`, when the server answered one.
@@ -87,6 +104,7 @@ impl Facts {
         match name {
             "appendfsync" => self.appendfsync = Some(value),
             "save" => self.save = Some(value),
+            "maxclients" => self.maxclients = value.parse().ok(),
             _ => {}
         }
     }

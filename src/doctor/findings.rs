@@ -42,12 +42,27 @@ fn each(server: &Checked, measures: &Measures, found: &mut Vec<Finding>) {
             format!("{url}: its sentinels cannot fail its master over ({why}): start or reach a majority of them"),
         ));
     }
-    if let Some(why) = &server.error {
-        found.push(Finding::new(
-            Code::Unreachable,
-            name,
-            format!("{url} did not answer ({why}): it votes no until it is back"),
-        ));
+    if let Some(seen) = &server.error {
+        if seen.misconfigured() {
+            let mut finding = Finding::new(
+                Code::Misconfigured,
+                name,
+                format!("{url} cannot vote: {}: {}", seen.what, seen.fix),
+            );
+            finding.detail = Some(seen.detail.clone());
+            found.push(finding);
+        } else {
+            let mut finding = Finding::new(
+                Code::Unreachable,
+                name,
+                format!(
+                    "{url} did not answer ({}): it votes no until it is back",
+                    seen.what
+                ),
+            );
+            finding.detail = Some(seen.detail.clone());
+            found.push(finding);
+        }
         return;
     }
     for node in &server.nodes {
@@ -60,9 +75,10 @@ fn each(server: &Checked, measures: &Measures, found: &mut Vec<Finding>) {
             found.push(Finding::new(
                 Code::Unchecked,
                 name,
-                format!("{at}: cannot read {unread}; its persistence, eviction and replication are unknown: grant the user +info, or run doctor as one that may"),
+                format!("{at}: cannot read {unread}, so it is not checked: run doctor with --read-as USER, a user that may run INFO and CONFIG GET (docs/doctor.md)"),
             ));
         }
+        clients(&at, name, facts, found);
         if let (Some(max), Some(policy)) = (facts.maxmemory, facts.policy.as_deref()) {
             if max > 0 && policy != "noeviction" {
                 let first = if policy.starts_with("volatile") {
@@ -139,6 +155,37 @@ fn each(server: &Checked, measures: &Measures, found: &mut Vec<Finding>) {
     access(server, &measures.prefix, found);
 }
 
+/// The share of `maxclients` in use above which a server has too little headroom: one run of
+/// redlock holds up to two connections to it (its requests, and a waiter's subscription), so
+/// a few cron jobs or CI jobs starting together, or a client pool growing, take the last tenth
+/// at once; the same bound as memory's.
+const CLIENTS_FULL: f64 = 0.9;
+
+/// A server's clients against `maxclients`: a connection it refuses is a vote lost.
+fn clients(at: &str, name: Option<&str>, facts: &super::facts::Facts, found: &mut Vec<Finding>) {
+    let (Some(max), Some(connected)) = (facts.maxclients, facts.clients) else {
+        return;
+    };
+    let rejected = facts.rejected.unwrap_or(0);
+    let full = max > 0 && connected as f64 > max as f64 * CLIENTS_FULL;
+    if !full && rejected == 0 {
+        return;
+    }
+    let refused = match rejected {
+        0 => String::new(),
+        1 => ", and it has refused 1 connection since it started (max number of clients reached)"
+            .into(),
+        n => format!(
+            ", and it has refused {n} connections since it started (max number of clients reached)"
+        ),
+    };
+    found.push(Finding::new(
+        Code::Clients,
+        name,
+        format!("{at} has {connected} of its maxclients {max} clients connected{refused}: a connection it refuses is a vote lost; raise maxclients, or find the client that holds so many connections (CLIENT LIST)"),
+    ));
+}
+
 /// A server's persistence against the longest TTL.
 fn persistence(
     at: &str,
@@ -195,15 +242,21 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
             };
             let denied = list(false);
             if !denied.is_empty() {
+                let recipe =
+                    super::needs::recipe(prefix, server.kind == super::access::Kind::Cluster);
+                // Restricting `default` locks every other client of a shared server out.
+                let fix = if server.user == "default" {
+                    format!("give redlock a user of its own, ACL SETUSER redlock on >PASSWORD {recipe}, and connect as it (redis://redlock:PASSWORD@host:port, or --username redlock)")
+                } else {
+                    format!("ACL SETUSER {} {recipe}", server.user)
+                };
                 found.push(Finding::new(
                     Code::Denied,
                     name,
                     format!(
-                        "{url} refuses its user {} (found by {}): give it what redlock needs (docs/doctor.md): ACL SETUSER {} {}",
+                        "{url} refuses its user {} (found by {}): give it what redlock needs (docs/doctor.md): {fix}",
                         denied.join(", "),
                         access.how,
-                        server.user,
-                        super::needs::recipe(prefix, server.kind == super::access::Kind::Cluster)
                     ),
                 ));
             }
@@ -212,7 +265,7 @@ fn access(server: &Checked, prefix: &str, found: &mut Vec<Finding>) {
                 found.push(Finding::new(
                     Code::Notifications,
                     name,
-                    format!("{url} refuses its user {} (found by {}): nothing breaks, but waiters get the lock at their next retry instead of at once, or runs go unrecorded (docs/doctor.md has the ACL)", quiet.join(", "), access.how),
+                    format!("{url} refuses its user {} (found by {}): every lock works, with less: see each one's use (docs/doctor.md has the ACL)", quiet.join(", "), access.how),
                 ));
             }
         }

@@ -44,8 +44,11 @@ documented! {
         votes: bool,
         /// whether it answered
         reachable: bool,
-        /// why it did not
+        /// why it did not, in plain words
         error: Option<&'a str>,
+        /// `down` (it may come back by itself) or `misconfigured` (its URL, redlock's options or
+        /// the server must change), when it did not answer
+        cause: Option<&'static str>,
         /// for a Sentinel group, the master that answered (`host:port`)
         master: Option<&'a str>,
         /// for a Sentinel group, what its sentinels said to `SENTINEL CKQUORUM`
@@ -99,6 +102,12 @@ documented! {
         clock_uncertainty_ms: Option<f64>,
         /// for a Redis Cluster's node, its `cluster_state` (`ok`, `fail`)
         cluster_state: Option<&'a str>,
+        /// the most clients it accepts
+        maxclients: Option<u64>,
+        /// clients connected now
+        connected_clients: Option<u64>,
+        /// connections refused since it started because maxclients were connected
+        rejected_connections: Option<u64>,
     }
 }
 
@@ -113,6 +122,10 @@ documented! {
         server: Option<&'a str>,
         /// the finding in words: what is wrong, why it matters, the fix
         message: &'a str,
+        /// what the server or the client library said, verbatim, when the finding comes from an
+        /// error (`WRONGPASS invalid username-password pair…`, `invalid peer certificate:
+        /// UnknownIssuer`)
+        detail: Option<&'a str>,
     }
 }
 
@@ -141,6 +154,7 @@ pub(super) fn document<'a>(
                 severity: finding.severity(strict).word(),
                 server: finding.server.as_deref(),
                 message: &finding.message,
+                detail: finding.detail.as_deref(),
             })
             .collect(),
     }
@@ -161,7 +175,14 @@ fn server(checked: &Checked) -> CheckedEntry<'_> {
         server: &checked.display,
         votes: checked.votes,
         reachable: checked.reachable(),
-        error: checked.error.as_deref(),
+        error: checked.error.as_ref().map(|seen| seen.what.as_str()),
+        cause: checked.error.as_ref().map(|seen| {
+            if seen.misconfigured() {
+                "misconfigured"
+            } else {
+                "down"
+            }
+        }),
         master: checked.master.as_deref(),
         sentinels,
         nodes: checked.nodes.iter().map(node).collect(),
@@ -196,5 +217,8 @@ fn node(node: &Node) -> NodeEntry<'_> {
         clock_offset_ms: facts.clock.map(|c| micros(c.offset_ms)),
         clock_uncertainty_ms: facts.clock.map(|c| micros(c.uncertainty_ms)),
         cluster_state: facts.cluster_state.as_deref(),
+        maxclients: facts.maxclients,
+        connected_clients: facts.clients,
+        rejected_connections: facts.rejected,
     }
 }

@@ -3,7 +3,8 @@
 //! Sentinel group through to its master and a cluster to each of its masters; what they say is
 //! turned into findings, each an error (exclusion can break, or nothing works) or a warning
 //! (less margin than it seems), and the run ends 0 with no error, 1 with one (`--strict`: or a
-//! warning), 69 when fewer than a quorum answer.
+//! warning), 69 when fewer than a quorum answer and the servers that are down could bring it back
+//! (a quorum kept away by misconfigured servers alone is 1: waiting will not help).
 //!
 //! - needs.rs: every command, key and channel redlock needs (and docs/doctor.md's ACL recipe);
 //!   access.rs: whether a server's user may do each (`ACL DRYRUN`, or a probe), probe.lua the
@@ -35,10 +36,14 @@ use std::io::Write;
 pub(crate) use codes::CODES;
 pub(crate) use json::DoctorDocument;
 
-pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run(config: &Config, args: &DoctorArgs, verbose: bool) -> anyhow::Result<Outcome> {
     let mut listed: Vec<(&Server, bool)> = config.servers.iter().map(|s| (s, true)).collect();
     listed.extend(config.aliases.iter().map(|alias| (&alias.server, false)));
-    let checked = probe::check_all(&listed, &config.prefix, config.timeout);
+    let read_as = args.read_as.as_ref().map(|user| probe::ReadAs {
+        user: user.clone(),
+        password: std::env::var("REDLOCK_READ_AS_PASSWORD").ok(),
+    });
+    let checked = probe::check_all(&listed, &config.prefix, config.timeout, read_as.as_ref());
     let twins: Vec<Twin> = config
         .aliases
         .iter()
@@ -70,15 +75,24 @@ pub(crate) fn run(config: &Config, args: &DoctorArgs) -> anyhow::Result<Outcome>
         crate::schema::to_json(&fields)?
     } else {
         let summary = show::summary(servers, reachable, errors, warnings);
-        show::text(&checked, &found, args.strict, &summary)
+        show::text(&checked, &found, (args.strict, verbose), &summary)
     };
     // A closed pipe (`redlock doctor | head`) is not an error worth reporting.
     let _ = writeln!(std::io::stdout(), "{printed}");
-    Ok(if found.iter().any(|f| f.code == Code::NoQuorum) {
-        Outcome::Unavailable
-    } else if errors > 0 {
-        Outcome::Negative
-    } else {
-        Outcome::Success
-    })
+    // 69 (unavailable) only while the servers that are down could bring the quorum back;
+    // when the misconfigured ones alone keep it away, waiting will not help: 1, an error.
+    let down = checked
+        .iter()
+        .filter(|c| c.votes && c.error.as_ref().is_some_and(|seen| !seen.misconfigured()))
+        .count();
+    let outage = reachable + down >= crate::lock::quorum::quorum(servers);
+    Ok(
+        if found.iter().any(|f| f.code == Code::NoQuorum) && outage {
+            Outcome::Unavailable
+        } else if errors > 0 {
+            Outcome::Negative
+        } else {
+            Outcome::Success
+        },
+    )
 }

@@ -104,13 +104,15 @@ pub(super) const NEEDS: &[Need] = &[
             LOCKS,
         ),
     ),
+    // Only after a SCRIPT FLUSH while connected: refused, one request fails on that server and
+    // its next connection sends the script whole (EVAL). Every lock works without it.
     at(
         Place::Connection,
-        need(
+        optional(need(
             "script|load",
             &[Text("return 0")],
             "a script the server forgot while connected (SCRIPT FLUSH)",
-        ),
+        )),
     ),
     at(Place::Connection, need("ping", &[], LOCKS)),
     at(

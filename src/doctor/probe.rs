@@ -9,7 +9,7 @@ use super::facts::{clock, median, Facts};
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
 use crate::lock::keys::{fence, queue, wake_prefix, Layout, LockKeys};
-use crate::server::Server;
+use crate::server::{diagnose, Diagnosis, Server};
 use redis::{ConnectionAddr, ConnectionLike};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -26,8 +26,9 @@ pub(super) struct Checked {
     pub(super) db: i64,
     /// The ACL user it is reached as.
     pub(super) user: String,
-    /// Why it could not be asked at all.
-    pub(super) error: Option<String>,
+    /// Why it could not be asked at all: down, or set up otherwise than its URL says
+    /// (server/diagnosis.rs).
+    pub(super) error: Option<Diagnosis>,
     /// For a Sentinel group, the master that answered (`host:port`).
     pub(super) master: Option<String>,
     /// Each Redis process behind it: the server, a group's master, a cluster's masters.
@@ -52,23 +53,35 @@ impl Checked {
     }
 }
 
+/// `--read-as`: the user that reads each server's configuration (`INFO`, `CONFIG GET`) instead
+/// of redlock's own, which docs/doctor.md's ACL does not let read it.
+pub(super) struct ReadAs {
+    pub(super) user: String,
+    pub(super) password: Option<String>,
+}
+
 /// Every server of `servers` (each with whether it votes), asked at once.
 pub(super) fn check_all(
     servers: &[(&Server, bool)],
     prefix: &str,
     timeout: Duration,
+    read_as: Option<&ReadAs>,
 ) -> Vec<Checked> {
     std::thread::scope(|scope| {
         let asking: Vec<_> = servers
             .iter()
-            .map(|&(server, votes)| scope.spawn(move || check(server, votes, prefix, timeout)))
+            .map(|&(server, votes)| {
+                scope.spawn(move || check(server, votes, prefix, timeout, read_as))
+            })
             .collect();
         asking
             .into_iter()
             .zip(servers)
             .map(|(asked, (server, votes))| {
                 asked.join().unwrap_or_else(|_| Checked {
-                    error: Some("internal error while checking it".into()),
+                    error: Some(diagnose(&redis::RedisError::from(std::io::Error::other(
+                        "internal error while checking it",
+                    )))),
                     ..empty(server, *votes)
                 })
             })
@@ -106,21 +119,88 @@ fn empty(server: &Server, votes: bool) -> Checked {
     }
 }
 
-/// A redis error in a few words.
+/// A redis error in a few words (the server's own, verbatim, when it sent some).
 fn why(err: &redis::RedisError) -> String {
     if let Some(words) = crate::server::refusal(err) {
         return words;
     }
-    if err.is_timeout() {
-        return "no answer in time".into();
-    }
-    if err.is_connection_refusal() {
-        return "connection refused".into();
-    }
-    lowercase_first(first_line(&err.to_string()))
+    diagnose(err).words()
 }
 
-fn check(server: &Server, votes: bool, prefix: &str, timeout: Duration) -> Checked {
+/// Why a server could not be asked: down or misconfigured (server/diagnosis.rs). A plain
+/// server that is down to one scheme is asked once by the other (`redis://` by `rediss://`
+/// and back): answering it, it is a TLS/plain mismatch, not an outage.
+fn unusable(server: &Server, err: &redis::RedisError, timeout: Duration) -> Diagnosis {
+    let seen = diagnose(err);
+    if seen.misconfigured() {
+        return seen;
+    }
+    let (host, port, tls) = match server.address().cloned() {
+        Some(ConnectionAddr::Tcp(host, port)) => (host, port, false),
+        Some(ConnectionAddr::TcpTls { host, port, .. }) => (host, port, true),
+        _ => return seen,
+    };
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    let (other, words) = if tls {
+        (
+            format!("redis://{host}:{port}"),
+            "answers without TLS on that port",
+        )
+    } else {
+        (format!("rediss://{host}:{port}"), "speaks TLS on that port")
+    };
+    // Certificates are not what is asked here: only whether it speaks the other way.
+    let insecure = crate::server::Tls {
+        insecure: true,
+        ..crate::server::Tls::default()
+    };
+    // Any answer at all, an error of its own or a TLS alert, says how it speaks.
+    let spoke = |err: &redis::RedisError| diagnose(err).misconfigured();
+    let answers = match Server::parse(&other, &crate::server::Credentials::default(), &insecure) {
+        Err(_) => false,
+        Ok(other) => match other.connect_near("", timeout) {
+            Err(err) => spoke(&err),
+            Ok(mut con) => {
+                let _ = con.set_read_timeout(Some(timeout));
+                match redis::cmd("PING").query::<String>(&mut con) {
+                    Ok(_) => true,
+                    Err(err) => spoke(&err),
+                }
+            }
+        },
+    };
+    if !answers {
+        return seen;
+    }
+    Diagnosis {
+        detail: seen.detail.clone(),
+        ..diagnose(&std::io::Error::other(words).into())
+    }
+}
+
+/// A plain URL (or a Sentinel group's master) that reached a server of another kind.
+fn other_kind(facts: &Facts) -> Option<Diagnosis> {
+    let words = if facts.mode.as_deref() == Some("sentinel") {
+        "is a Sentinel (redis_mode:sentinel)"
+    } else if facts.cluster_enabled == Some(true) {
+        "is a Redis Cluster node (cluster_enabled:1)"
+    } else {
+        return None;
+    };
+    Some(diagnose(&std::io::Error::other(words).into()))
+}
+
+fn check(
+    server: &Server,
+    votes: bool,
+    prefix: &str,
+    timeout: Duration,
+    read_as: Option<&ReadAs>,
+) -> Checked {
     let mut checked = empty(server, votes);
     let user = server
         .info
@@ -134,7 +214,7 @@ fn check(server: &Server, votes: bool, prefix: &str, timeout: Duration) -> Check
     };
     let names = names(prefix, layout, checked.db);
     if checked.kind == access::Kind::Cluster {
-        cluster(server, &mut checked, (&user, &names), timeout);
+        cluster(server, &mut checked, (&user, &names), timeout, read_as);
         return checked;
     }
     if checked.kind == access::Kind::Sentinel {
@@ -143,7 +223,7 @@ fn check(server: &Server, votes: bool, prefix: &str, timeout: Duration) -> Check
     let mut connection = match server.connect_near("", timeout) {
         Ok(connection) => connection,
         Err(err) => {
-            checked.error = Some(why(&err));
+            checked.error = Some(unusable(server, &err, timeout));
             return checked;
         }
     };
@@ -158,15 +238,44 @@ fn check(server: &Server, votes: bool, prefix: &str, timeout: Duration) -> Check
         }
         _ => checked.master.clone(),
     };
-    match node(&mut connection) {
-        Ok(facts) => checked.nodes.push(Node { address, facts }),
+    let reader = Reader::new(server, read_as);
+    match node(&mut connection, &reader) {
+        Ok(facts) => {
+            if let Some(seen) = other_kind(&facts) {
+                checked.error = Some(seen);
+                return checked;
+            }
+            checked.nodes.push(Node { address, facts })
+        }
         Err(err) => {
-            checked.error = Some(why(&err));
+            checked.error = Some(unusable(server, &err, timeout));
             return checked;
         }
     }
     checked.access = Some(access::check(&mut connection, &user, &names, checked.kind));
     checked
+}
+
+/// Who reads a server's configuration: `--read-as`'s user, then redlock's own again (by AUTH,
+/// before its access is checked), or redlock's own throughout.
+struct Reader<'a> {
+    read_as: Option<&'a ReadAs>,
+    /// Redlock's own user and password, to AUTH as again.
+    own: (String, String),
+}
+
+impl<'a> Reader<'a> {
+    fn new(server: &Server, read_as: Option<&'a ReadAs>) -> Reader<'a> {
+        let settings = server.info.redis_settings();
+        Reader {
+            read_as,
+            own: (
+                settings.username().unwrap_or("default").to_string(),
+                // A user without a password (nopass) takes any.
+                settings.password().unwrap_or("nopass").to_string(),
+            ),
+        }
+    }
 }
 
 /// The names the access checks use, for a lock nobody takes, in `layout`.
@@ -192,11 +301,13 @@ fn cluster(
     checked: &mut Checked,
     (user, names): (&str, &Names),
     timeout: Duration,
+    read_as: Option<&ReadAs>,
 ) {
+    let reader = Reader::new(server, read_as);
     let mut session = match server.session(BootInstant::now().add(timeout), timeout) {
         Ok(session) => session,
         Err(err) => {
-            checked.error = Some(why(&err));
+            checked.error = Some(diagnose(&err));
             return;
         }
     };
@@ -204,7 +315,7 @@ fn cluster(
     let deadline = crate::clock::BootInstant::now().add(timeout * 16);
     let _ = session.bound(deadline);
     let visited = session.each_node(|con| {
-        let mut facts = node(con)?;
+        let mut facts = node(con, &reader)?;
         let state: Option<String> = redis::cmd("CLUSTER").arg("INFO").query(con).ok();
         facts.cluster_state = state
             .as_deref()
@@ -216,7 +327,7 @@ fn cluster(
     match visited {
         Ok(nodes) => checked.nodes = nodes,
         Err(err) => {
-            checked.error = Some(why(&err));
+            checked.error = Some(diagnose(&err));
             return;
         }
     }
@@ -236,7 +347,7 @@ fn myself(nodes: &str) -> Option<String> {
 
 /// One Redis process's facts: its latency, `INFO`, clock and the `CONFIG` `INFO` lacks. A
 /// first `PING` that fails is the error of the whole.
-fn node(con: &mut dyn ConnectionLike) -> redis::RedisResult<Facts> {
+fn node(con: &mut dyn ConnectionLike, reader: &Reader) -> redis::RedisResult<Facts> {
     let mut facts = Facts::default();
     let mut pings = Vec::with_capacity(PINGS);
     for _ in 0..PINGS {
@@ -245,9 +356,37 @@ fn node(con: &mut dyn ConnectionLike) -> redis::RedisResult<Facts> {
         pings.push(start.elapsed());
     }
     facts.latency = median(pings);
+    if let Some(read_as) = reader.read_as {
+        let mut auth = redis::cmd("AUTH");
+        auth.arg(&read_as.user)
+            .arg(read_as.password.as_deref().unwrap_or_default());
+        if let Err(err) = auth.query::<()>(con) {
+            facts.unread.push(format!(
+                "anything as --read-as {} (AUTH: {}; its password is REDLOCK_READ_AS_PASSWORD)",
+                read_as.user,
+                why(&err)
+            ));
+        }
+    }
+    read_facts(con, &mut facts);
+    if reader.read_as.is_some() {
+        let (user, password) = &reader.own;
+        redis::cmd("AUTH")
+            .arg(user)
+            .arg(password)
+            .query::<()>(con)?;
+    }
+    Ok(facts)
+}
+
+/// What `node` reads as the configuration's reader.
+fn read_facts(con: &mut dyn ConnectionLike, facts: &mut Facts) {
     match redis::cmd("INFO").query::<String>(con) {
         Ok(info) => facts.read_info(&info),
-        Err(err) => facts.unread.push(format!("INFO: {}", why(&err))),
+        Err(err) => facts.unread.push(format!(
+            "its role, replicas, persistence (appendonly), memory and eviction, clients and uptime (INFO: {})",
+            why(&err)
+        )),
     }
     let now_us = || {
         SystemTime::now()
@@ -258,16 +397,36 @@ fn node(con: &mut dyn ConnectionLike) -> redis::RedisResult<Facts> {
     if let Ok((secs, micros)) = redis::cmd("TIME").query::<(i128, i128)>(con) {
         facts.clock = Some(clock(secs * 1_000_000 + micros, before, now_us()));
     }
-    for name in ["appendfsync", "save"] {
+    // What INFO does not say: appendfsync and save always, maxclients before Redis 7.
+    let mut asked = vec!["appendfsync", "save"];
+    if facts.maxclients.is_none() {
+        asked.push("maxclients");
+    }
+    let mut refused = Vec::new();
+    for name in asked {
         let reply: redis::RedisResult<Vec<String>> =
             redis::cmd("CONFIG").arg("GET").arg(name).query(con);
-        if let Ok(mut pair) = reply {
-            if pair.len() == 2 {
-                facts.read_config(name, pair.remove(1));
-            }
+        match reply {
+            Ok(mut pair) if pair.len() == 2 => facts.read_config(name, pair.remove(1)),
+            Ok(_) => refused.push((name, "not told".to_string())),
+            Err(err) => refused.push((name, why(&err))),
         }
     }
-    Ok(facts)
+    if let Some((_, reason)) = refused.first() {
+        let names: Vec<&str> = refused.iter().map(|(name, _)| *name).collect();
+        facts
+            .unread
+            .push(format!("{} (CONFIG GET: {reason})", human_list(&names)));
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn human_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// What a group's sentinels say of their quorum: every reachable one asked `SENTINEL

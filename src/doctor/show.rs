@@ -13,7 +13,12 @@ use std::time::Duration;
 const UNKNOWN: &str = "unknown";
 
 /// The whole report.
-pub(super) fn text(checked: &[Checked], found: &[Finding], strict: bool, summary: &str) -> String {
+pub(super) fn text(
+    checked: &[Checked],
+    found: &[Finding],
+    (strict, verbose): (bool, bool),
+    summary: &str,
+) -> String {
     let mut out = String::new();
     for server in checked {
         out.push_str(&table(server));
@@ -28,6 +33,9 @@ pub(super) fn text(checked: &[Checked], found: &[Finding], strict: bool, summary
             finding.code.name(),
             finding.message
         ));
+        if let Some(detail) = finding.detail.as_ref().filter(|_| verbose) {
+            out.push_str(&format!("  cause: {detail}\n"));
+        }
     }
     if !found.is_empty() {
         out.push('\n');
@@ -46,8 +54,13 @@ fn table(server: &Checked) -> String {
         head.push_str(" (another name of a server above: it does not vote)");
     }
     let mut rows: Vec<(String, String)> = Vec::new();
-    if let Some(why) = &server.error {
-        rows.push(("answers".into(), format!("no: {why}")));
+    if let Some(seen) = &server.error {
+        let said = if seen.misconfigured() {
+            format!("cannot vote: {}", seen.what)
+        } else {
+            format!("no: {}", seen.what)
+        };
+        rows.push(("answers".into(), said));
     }
     if let Some(sentinels) = &server.sentinels {
         let said = match sentinels {

@@ -258,6 +258,12 @@ const READ: &[Variable] = &[
         commands: EVERY,
     },
     Variable {
+        name: "REDLOCK_READ_AS_PASSWORD",
+        meaning: "doctor --read-as USER: USER's password, for reading each server's \
+                  configuration (INFO, CONFIG GET)",
+        commands: &["doctor"],
+    },
+    Variable {
         name: "REDLOCK_KEY",
         meaning: "exec: set by an enclosing redlock exec; with its REDLOCK_TOKEN, when they name \
                   this lock and the servers confirm the token holds it, COMMAND runs at once \

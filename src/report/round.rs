@@ -27,6 +27,10 @@ pub(crate) fn round_text(round: &Round<'_>) -> String {
     for reply in &round.replies {
         let outcome = match &reply.outcome {
             Ok(text) => text.clone(),
+            // A server set up wrong is not down: it will not come back by itself.
+            Err(NodeError::Down(why)) if crate::server::cannot_vote(why) => {
+                format!("cannot vote: {why}")
+            }
             Err(NodeError::Down(why)) => format!("down: {why}"),
             Err(err) => err.to_string(),
         };

@@ -54,9 +54,11 @@ impl Failure {
 const RECIPE: &str = "the ACL that docs/doctor.md lists";
 
 /// A server's refusal in words that say what is wrong and what to do, for the refusals a user
-/// can fix: a replica listed as a server, a server out of memory, a command the ACL user may not
-/// run (inside a script too, named from the script's line), a renamed command, RESP3 asked of a
-/// server that does not speak it. `None` for any other error, which is shown as it is.
+/// can fix: a server out of memory, a command the ACL user may not run (inside a script too,
+/// named from the script's line), a renamed command, RESP3 asked of a server that does not speak
+/// it, and every misconfiguration of diagnosis.rs (a replica, a cluster node, a password…); any
+/// other reply of the server's verbatim. `None` for an error the server did not send and
+/// diagnosis.rs does not recognise (a timeout, a refused connection), shown as it is.
 pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
     let text = err.to_string();
     let has = |words: &str| text.contains(words);
@@ -66,9 +68,6 @@ pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
             "does not speak RESP3 (?protocol=3 needs Redis 6 or later): leave ?protocol=3 out of its URL"
                 .into(),
         );
-    }
-    if err.code() == Some("READONLY") || has("READONLY") || has("read only replica") {
-        return Some("is a replica (read-only): list its master, or a Sentinel group".into());
     }
     if err.code() == Some("OOM") || has("command not allowed when used memory") {
         return Some(
@@ -100,7 +99,12 @@ pub(crate) fn refusal(err: &redis::RedisError) -> Option<String> {
             "the ACL user may not {what}{scripted}: give it {RECIPE}"
         ));
     }
-    None
+    // A server set up otherwise than its URL says (server/diagnosis.rs), in words that say
+    // what to change; any other reply of the server's, in its own words.
+    if let Some(seen) = super::diagnosis::recognised(err) {
+        return Some(seen.words());
+    }
+    err.code().map(|_| super::diagnosis::verbatim(err))
 }
 
 /// Why the redis crate cannot use a URL, in one line: a wildcard address says which address to
@@ -174,7 +178,7 @@ mod tests {
         let cases = [
             (
                 format!("READONLY You can't write against a read only replica. script: {hash}, on @user_script:2."),
-                "is a replica (read-only): list its master, or a Sentinel group",
+                "replica (read-only): list its master, or the group as redis+sentinel://",
             ),
             (
                 "OOM command not allowed when used memory > 'maxmemory'.".to_string(),
@@ -213,7 +217,13 @@ mod tests {
             let words = refusal(&server_error(&reply)).unwrap_or_else(|| panic!("{reply}"));
             assert!(words.contains(said), "{reply}: {words}");
         }
-        assert_eq!(refusal(&server_error("ERR something else")), None);
+        assert_eq!(
+            refusal(&server_error("ERR something else")).as_deref(),
+            Some("ERR something else")
+        );
+        let refused: redis::RedisError =
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into();
+        assert_eq!(refusal(&refused), None);
         let resp3: redis::RedisError = (redis::ErrorKind::RESP3NotSupported, "no HELLO").into();
         assert!(refusal(&resp3).unwrap().contains("RESP3"));
         let wildcard: redis::RedisError = (

@@ -15,6 +15,12 @@ pub(crate) fn plain_info(
     insecure: bool,
 ) -> Result<ConnectionInfo, String> {
     let mut url = normalize(url);
+    if !url.contains("://") {
+        // `-s 127.0.0.1:6379`, the form redis-cli and most clients take.
+        return Err(format!(
+            "invalid server URL '{display}': not a URL; write redis://{display} (or rediss:// for TLS)"
+        ));
+    }
     check_query(display)?;
     if insecure && url.starts_with("rediss://") && !url.contains('#') {
         // The redis crate's spelling of "do not verify the certificate".
@@ -63,7 +69,18 @@ pub(crate) fn is_cluster_url(url: &str) -> bool {
 /// cluster URL without a path, and only when the piece has no scheme of its own.
 pub(crate) fn rejoin_host_lists(pieces: &[String]) -> Vec<String> {
     let mut urls: Vec<String> = Vec::new();
-    for piece in pieces.iter().map(|p| p.trim()) {
+    // Commas and whitespace alike separate URLs (`REDLOCK_SERVERS="redis://a redis://b"`); a
+    // URL holds no whitespace (a space in a password is written %20). An empty piece stays,
+    // to be refused by name.
+    let split = pieces.iter().flat_map(|piece| {
+        let words: Vec<&str> = piece.split_whitespace().collect();
+        if words.is_empty() {
+            vec![""]
+        } else {
+            words
+        }
+    });
+    for piece in split {
         match urls.last_mut() {
             Some(open)
                 if (is_sentinel_url(open) || is_cluster_url(open))

@@ -110,6 +110,9 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
         let mut rows = vec![["SERVER", "COPY", "DONE", "EXPIRES IN"].map(String::from)];
         for (server, copy) in engine.servers().iter().zip(view.copies()) {
             let (state, done) = match (&copy.error, copy.count, &copy.foreign) {
+                (Some(why), _, _) if crate::server::cannot_vote(why) => {
+                    (format!("cannot vote: {why}"), String::new())
+                }
                 (Some(why), _, _) => (format!("down: {why}"), String::new()),
                 (None, Some(count), _) => (format!("count {count}"), copy.ids.to_string()),
                 (None, None, Some(kind)) => (format!("a {kind} of another client"), String::new()),

@@ -76,7 +76,10 @@ fn one_table(
             if let Some(since) = token::holder(token).map(|h| h.acquired_unix_ms) {
                 line.push_str(&format!(", acquired {}", when(since)));
             }
-            line.push_str(&format!(", on {servers} of {} servers", states.len()));
+            line.push_str(&format!(
+                ", on {servers} of {}",
+                crate::human::servers(states.len())
+            ));
             line.push_str(&match validity {
                 // A kept lock already said until when.
                 Some(_) if is_kept(token) => String::new(),
@@ -90,32 +93,34 @@ fn one_table(
             line
         }
         Holding::Foreign { kind, servers } => format!(
-            "held by {}, on {servers} of {} servers",
+            "held by {}, on {servers} of {}",
             lock::describe_foreign(kind),
-            states.len()
+            crate::human::servers(states.len())
         ),
         Holding::Shared { servers, readers } => format!(
-            "held shared by {}, on {servers} of {} servers",
+            "held shared by {}, on {servers} of {}",
             lock::describe_shared(readers.len()),
-            states.len()
+            crate::human::servers(states.len())
         ),
         Holding::Free => {
             let absent = states
                 .iter()
                 .filter(|s| matches!(s.state, Ok(KeyState::Absent)))
                 .count();
-            if absent == states.len() {
+            if absent == 1 && states.len() == 1 {
+                "free on its 1 server".to_string()
+            } else if absent == states.len() {
                 format!("free on all {absent} servers")
             } else {
                 format!(
-                    "free: absent on the {absent} of {} servers that answered",
-                    states.len()
+                    "free: absent on {absent} of {}, the others did not answer",
+                    crate::human::servers(states.len())
                 )
             }
         }
         Holding::Partial { servers } => format!(
-            "partial: not held; the key is on {servers} of {} servers, fewer than the {quorum} a lock needs, and expires there by its ttl",
-            states.len()
+            "partial: not held; the key is on {servers} of {}, fewer than the {quorum} a lock needs, and expires there by its ttl",
+            crate::human::servers(states.len())
         ),
         Holding::Unknown => format!(
             "unknown: too few servers answered to tell ({quorum} of {} needed)",

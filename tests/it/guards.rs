@@ -58,7 +58,7 @@ fn a_replica_is_named_as_one_not_as_down() {
         .code(69)
         .stderr(
             predicate::str::contains(format!(
-                "{}: is a replica (read-only): list its master, or a Sentinel group",
+                "{}: replica (read-only): list its master, or the group as redis+sentinel://",
                 replica.url()
             ))
             .and(line_count(1)),
