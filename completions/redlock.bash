@@ -261,13 +261,17 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__doctor)
-            opts="-v -q -s -h -V --ttl --strict --json --verbose --quiet --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --log-format --help --version"
+            opts="-v -q -s -h -V --ttl --strict --read-as --json --verbose --quiet --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read-as)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

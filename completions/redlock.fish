@@ -276,6 +276,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show who counted down, and what is missing; or list every latch'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l ttl -d 'The longest TTL your locks use (at most 7d)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l read-as -d 'Read each server\'s configuration (INFO, CONFIG GET) as USER' -r
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s s -l server -d 'Redis server URL; repeat for each server' -r
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l prefix -d 'Prefix of the Redis key' -r
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l timeout -d 'Budget per server and step' -r
@@ -288,7 +289,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l log-format -d
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l strict -d 'Treat every warning as an error (exit 1)'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l json -d 'Print one JSON object for programs'
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s v -l verbose -d 'Changes nothing: the report always shows every fact'
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s v -l verbose -d 'Also each finding\'s cause in the server\'s or the library\'s own words'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s q -l quiet -d 'Changes nothing: the report is always whole'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'

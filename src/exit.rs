@@ -202,7 +202,8 @@ pub(crate) fn incomplete(
     fail(
         Outcome::Unavailable,
         format!(
-            "only {answered} of {servers} servers answered; the {what} may be incomplete ({})",
+            "could not finish the {what}: only {answered} of {} answered, fewer than a quorum, so what it shows may be incomplete ({})",
+            crate::human::servers(servers),
             reasons.join("; ")
         ),
     )

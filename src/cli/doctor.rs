@@ -46,8 +46,9 @@ const OWN_TEXTS: [(&str, &str, &str); 2] = [
     (
         "verbose",
         "Also each finding's cause in the server's or the library's own words",
-        "Adds, under each finding, its cause as the server or the client library said it \
-         (`--json` always has it, in `detail`); the report shows every server's facts either way.",
+        "Adds, for doctor, under each finding that comes from an error, its cause as the server \
+         or the client library said it (`--json` always has it, in `detail`); the report shows \
+         every server's facts either way.",
     ),
     (
         "quiet",

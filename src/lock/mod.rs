@@ -54,6 +54,7 @@ pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, Waiting as QueuedWaiter};
 pub(crate) use keep::{HoldLeft, Keep, Kept};
 pub(crate) use limit::Limit;
+pub(crate) use list::SLOW_LISTING;
 pub(crate) use nodes::NodeError;
 pub(crate) use observe::Round;
 pub(crate) use target::{Kind, Target};

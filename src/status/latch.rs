@@ -144,17 +144,26 @@ pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyho
             prefix: &config.prefix,
             latches: list_documents(config, &listed),
         })?
+    } else if listed.latches.is_empty() && listed.answered < engine.quorum() {
+        // It could not look: the error below says what it could not read, never "no latches".
+        String::new()
     } else if listed.latches.is_empty() {
         format!("no latches under prefix '{}'", config.prefix)
     } else {
         list_table(&listed)
     };
-    print(text.trim_end());
+    if !text.is_empty() {
+        print(text.trim_end());
+    }
     if listed.answered < engine.quorum() {
+        let mut reasons = listed.failures.clone();
+        if reasons.iter().any(|r| r.contains("no answer within")) {
+            reasons.push(crate::lock::SLOW_LISTING.into());
+        }
         return Err(exit::incomplete(
             "list",
             (listed.answered, engine.servers().len()),
-            &listed.failures,
+            &reasons,
         ));
     }
     Ok(Outcome::Success)

@@ -103,6 +103,9 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             locks,
             latches: super::latch::list_documents(config, &latches),
         })?
+    } else if locks.is_empty() && answered < lock.quorum() {
+        // It could not look: the error below says what it could not read, never "no locks".
+        String::new()
     } else if locks.is_empty() {
         format!("no locks under prefix '{}'", config.prefix)
     } else {
@@ -134,12 +137,17 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             super::latch::list_table(&latches)
         )
     };
-    print(text.trim_end());
+    if !text.trim().is_empty() {
+        print(text.trim_end());
+    }
     if answered < lock.quorum() {
-        let reasons: Vec<String> = listings
+        let mut reasons: Vec<String> = listings
             .iter()
             .filter_map(|(server, l)| l.as_ref().err().map(|e| format!("{server}: {e}")))
             .collect();
+        if reasons.iter().any(|r| r.contains("no answer within")) {
+            reasons.push(crate::lock::SLOW_LISTING.into());
+        }
         return Err(exit::incomplete(
             "list",
             (answered, listings.len()),

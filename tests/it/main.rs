@@ -32,6 +32,7 @@ mod latch_commands;
 mod latch_refusals;
 mod latch_restarts;
 mod limit;
+mod misconfigured;
 mod ops;
 mod partial;
 mod queue;

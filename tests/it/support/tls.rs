@@ -79,6 +79,48 @@ impl Certs {
         certs
     }
 
+    /// `other.crt` and `other.key`: a server certificate signed by the CA for another name
+    /// (db.example.com) than the 127.0.0.1 tests connect to.
+    pub fn other_name(&self) {
+        std::fs::write(
+            self.path("other.ext"),
+            "subjectAltName=DNS:db.example.com\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let files = ["-keyout", "other.key", "-out", "other.csr"];
+        self.openssl(
+            &["req"],
+            &ec,
+            &[&files[..], &["-subj", "/CN=other"]].concat(),
+        );
+        self.openssl(
+            &["x509", "-req"],
+            &[],
+            &[
+                "-in",
+                "other.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-out",
+                "other.crt",
+                "-extfile",
+                "other.ext",
+            ],
+        );
+    }
+
     fn openssl(&self, head: &[&str], key: &[&str], tail: &[&str]) {
         let output = std::process::Command::new("openssl")
             .args(head)
