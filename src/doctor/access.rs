@@ -195,10 +195,14 @@ fn probe(
         for word in words(need, names) {
             cmd.arg(word);
         }
-        if let Err(err) = con.req_command(&cmd) {
-            if let Some(why) = refusal(&err.to_string()) {
-                refused.push(Refused { need, why });
-            }
+        // A server's error can come back as a reply (`Value::ServerError`) rather than as `Err`.
+        let said = match con.req_command(&cmd) {
+            Err(err) => Some(crate::server::verbatim(&err)),
+            Ok(Value::ServerError(err)) => Some(crate::server::verbatim(&err.into())),
+            Ok(_) => None,
+        };
+        if let Some(why) = said.as_deref().and_then(refusal) {
+            refused.push(Refused { need, why });
         }
     }
     Ok(refused)

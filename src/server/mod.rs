@@ -38,7 +38,7 @@ pub(crate) use client::Tls;
 use client::{unusable_tls_files, with_credentials};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
-pub(crate) use diagnosis::{cannot_vote, diagnose, Diagnosis};
+pub(crate) use diagnosis::{cannot_vote, diagnose, verbatim, Diagnosis};
 pub(crate) use failure::{refusal, Answer, Failure};
 use redis::{Connection, ConnectionAddr, ConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};

@@ -219,7 +219,10 @@ fn a_user_without_channels_is_found_on_the_probe_path() {
         (code.as_str(), severity.as_str()),
         ("notifications", "warning")
     );
-    assert!(message.contains("PUBLISH"), "{message}");
+    assert!(
+        message.contains("PUBLISH") && message.contains("SUBSCRIBE"),
+        "{message}"
+    );
 }
 
 #[test]
