@@ -62,7 +62,7 @@ pub(crate) const CODES: &[(Code, &str, Severity, &str)] = &[
     (Code::Clock, "clock", Severity::Warning, "a server's clock is further from this host's than the --ttl's drift allowance"),
     (Code::Latency, "latency", Severity::Warning, "a server answers in more than half the --timeout"),
     (Code::Memory, "memory", Severity::Warning, "more than 90% of maxmemory in use under noeviction: once full, every acquire fails (OOM)"),
-    (Code::Notifications, "notifications", Severity::Warning, "PUBLISH or SUBSCRIBE is refused (waiters still get the lock, at their next retry), the run history's LPUSH, LTRIM or LRANGE (runs go unrecorded), or SCRIPT LOAD (after a SCRIPT FLUSH, one request fails on that server before its connection is made again)"),
+    (Code::Notifications, "notifications", Severity::Warning, "something only promptness or information needs is refused: PUBLISH or SUBSCRIBE (waiters still get the lock, at their next retry), the run history's LPUSH, LTRIM or LRANGE (runs go unrecorded), SCRIPT LOAD (after a SCRIPT FLUSH, one request fails on that server before its connection is made again), or DBSIZE (a listing on a server with many keys runs out of --timeout)"),
     (Code::SentinelQuorum, "sentinel_quorum", Severity::Warning, "a Sentinel group's sentinels cannot agree on a failover (SENTINEL CKQUORUM fails)"),
     (Code::ClusterState, "cluster_state", Severity::Warning, "a Redis Cluster's state is not ok (a hash slot no master serves)"),
     (Code::Clients, "clients", Severity::Warning, "more than 90% of maxclients connected, or connections refused since start for it: a refused connection is a vote lost"),

@@ -3,8 +3,11 @@
 //! or denied, with `CONFIG GET` only for what `INFO` does not say (`appendfsync`, `save`), and
 //! `None` wherever the server would not tell.
 
+use super::reach::{why, Reader};
 use crate::info::{field, number};
+use redis::ConnectionLike;
 use std::time::Duration;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// One Redis process, as far as it told.
 #[derive(Debug, Default, Clone)]
@@ -132,6 +135,93 @@ pub(super) fn clock(server_us: i128, before_us: i128, after_us: i128) -> Clock {
 pub(super) fn median(mut samples: Vec<Duration>) -> Option<Duration> {
     samples.sort();
     samples.get(samples.len() / 2).copied()
+}
+
+/// How many `PING`s a server's latency is the median of.
+const PINGS: usize = 5;
+
+/// One Redis process's facts: its latency, `INFO`, clock and the `CONFIG` `INFO` lacks. A
+/// first `PING` that fails is the error of the whole.
+pub(super) fn node(con: &mut dyn ConnectionLike, reader: &Reader) -> redis::RedisResult<Facts> {
+    let mut facts = Facts::default();
+    let mut pings = Vec::with_capacity(PINGS);
+    for _ in 0..PINGS {
+        let start = Instant::now();
+        let _: String = redis::cmd("PING").query(con)?;
+        pings.push(start.elapsed());
+    }
+    facts.latency = median(pings);
+    if let Some(read_as) = reader.read_as {
+        let mut auth = redis::cmd("AUTH");
+        auth.arg(&read_as.user)
+            .arg(read_as.password.as_deref().unwrap_or_default());
+        if let Err(err) = auth.query::<()>(con) {
+            facts.unread.push(format!(
+                "anything as --read-as {} (AUTH: {}; its password is REDLOCK_READ_AS_PASSWORD)",
+                read_as.user,
+                why(&err)
+            ));
+        }
+    }
+    read_facts(con, &mut facts);
+    if reader.read_as.is_some() {
+        let (user, password) = &reader.own;
+        redis::cmd("AUTH")
+            .arg(user)
+            .arg(password)
+            .query::<()>(con)?;
+    }
+    Ok(facts)
+}
+
+/// What `node` reads as the configuration's reader.
+fn read_facts(con: &mut dyn ConnectionLike, facts: &mut Facts) {
+    match redis::cmd("INFO").query::<String>(con) {
+        Ok(info) => facts.read_info(&info),
+        Err(err) => facts.unread.push(format!(
+            "its role, replicas, persistence (appendonly), memory and eviction, clients and uptime (INFO: {})",
+            why(&err)
+        )),
+    }
+    let now_us = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i128)
+    };
+    let before = now_us();
+    if let Ok((secs, micros)) = redis::cmd("TIME").query::<(i128, i128)>(con) {
+        facts.clock = Some(clock(secs * 1_000_000 + micros, before, now_us()));
+    }
+    // What INFO does not say: appendfsync and save always, maxclients before Redis 7.
+    let mut asked = vec!["appendfsync", "save"];
+    if facts.maxclients.is_none() {
+        asked.push("maxclients");
+    }
+    let mut refused = Vec::new();
+    for name in asked {
+        let reply: redis::RedisResult<Vec<String>> =
+            redis::cmd("CONFIG").arg("GET").arg(name).query(con);
+        match reply {
+            Ok(mut pair) if pair.len() == 2 => facts.read_config(name, pair.remove(1)),
+            Ok(_) => refused.push((name, "not told".to_string())),
+            Err(err) => refused.push((name, why(&err))),
+        }
+    }
+    if let Some((_, reason)) = refused.first() {
+        let names: Vec<&str> = refused.iter().map(|(name, _)| *name).collect();
+        facts
+            .unread
+            .push(format!("{} (CONFIG GET: {reason})", human_list(&names)));
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn human_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]

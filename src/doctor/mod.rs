@@ -9,7 +9,8 @@
 //! - needs.rs: every command, key and channel redlock needs (and docs/doctor.md's ACL recipe);
 //!   access.rs: whether a server's user may do each (`ACL DRYRUN`, or a probe), probe.lua the
 //!   probe's script.
-//! - facts.rs: one Redis process's facts, read from `INFO`; probe.rs: every server asked.
+//! - facts.rs: one Redis process's facts, read from `INFO` and `CONFIG GET`; probe.rs: every
+//!   server asked; reach.rs: why one could not be (down or misconfigured), and who reads its configuration.
 //! - codes.rs: the findings' codes and severities; findings.rs: each server's rules; across.rs:
 //!   the rules of the servers side by side.
 //! - show.rs: the report for people; json.rs: `--json`.
@@ -19,9 +20,11 @@ mod across;
 mod codes;
 mod facts;
 mod findings;
+mod headroom;
 mod json;
 mod needs;
 mod probe;
+mod reach;
 mod show;
 
 use crate::cli::DoctorArgs;

@@ -124,6 +124,16 @@ pub(super) const NEEDS: &[Need] = &[
         Place::Connection,
         need("scan", &[Text("0")], "status and latch status"),
     ),
+    // Sizes a listing's time (lock/list.rs): refused, a listing on a server with many keys
+    // runs out of --timeout.
+    at(
+        Place::Connection,
+        optional(need(
+            "dbsize",
+            &[],
+            "sizing status and latch status on a server with many keys",
+        )),
+    ),
     at(
         Place::Connection,
         optional(need("subscribe", &[Channel], WAITS)),

@@ -5,16 +5,15 @@
 //! per-server `--timeout`.
 
 use super::access::{self, Access, Names};
-use super::facts::{clock, median, Facts};
+use super::facts::{node, Facts};
+pub(super) use super::reach::ReadAs;
+use super::reach::{unusable, Reader};
 use crate::clock::BootInstant;
 use crate::human::{first_line, lowercase_first};
 use crate::lock::keys::{fence, queue, wake_prefix, Layout, LockKeys};
 use crate::server::{diagnose, Diagnosis, Server};
-use redis::{ConnectionAddr, ConnectionLike};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// How many `PING`s a server's latency is the median of.
-const PINGS: usize = 5;
+use redis::ConnectionAddr;
+use std::time::Duration;
 
 /// One listed server, as `doctor` found it.
 pub(super) struct Checked {
@@ -51,13 +50,6 @@ impl Checked {
     pub(super) fn reachable(&self) -> bool {
         self.error.is_none()
     }
-}
-
-/// `--read-as`: the user that reads each server's configuration (`INFO`, `CONFIG GET`) instead
-/// of redlock's own, which docs/doctor.md's ACL does not let read it.
-pub(super) struct ReadAs {
-    pub(super) user: String,
-    pub(super) password: Option<String>,
 }
 
 /// Every server of `servers` (each with whether it votes), asked at once.
@@ -117,81 +109,6 @@ fn empty(server: &Server, votes: bool) -> Checked {
         access: None,
         sentinels: None,
     }
-}
-
-/// A redis error in a few words (the server's own, verbatim, when it sent some).
-fn why(err: &redis::RedisError) -> String {
-    if let Some(words) = crate::server::refusal(err) {
-        return words;
-    }
-    diagnose(err).words()
-}
-
-/// Why a server could not be asked: down or misconfigured (server/diagnosis.rs). A plain
-/// server that is down to one scheme is asked once by the other (`redis://` by `rediss://`
-/// and back): answering it, it is a TLS/plain mismatch, not an outage.
-fn unusable(server: &Server, err: &redis::RedisError, timeout: Duration) -> Diagnosis {
-    let seen = diagnose(err);
-    if seen.misconfigured() {
-        return seen;
-    }
-    let (host, port, tls) = match server.address().cloned() {
-        Some(ConnectionAddr::Tcp(host, port)) => (host, port, false),
-        Some(ConnectionAddr::TcpTls { host, port, .. }) => (host, port, true),
-        _ => return seen,
-    };
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host
-    };
-    let (other, words) = if tls {
-        (
-            format!("redis://{host}:{port}"),
-            "answers without TLS on that port",
-        )
-    } else {
-        (format!("rediss://{host}:{port}"), "speaks TLS on that port")
-    };
-    // Certificates are not what is asked here: only whether it speaks the other way.
-    let insecure = crate::server::Tls {
-        insecure: true,
-        ..crate::server::Tls::default()
-    };
-    // Any answer at all, an error of its own or a TLS alert, says how it speaks.
-    let spoke = |err: &redis::RedisError| diagnose(err).misconfigured();
-    let answers = match Server::parse(&other, &crate::server::Credentials::default(), &insecure) {
-        Err(_) => false,
-        Ok(other) => match other.connect_near("", timeout) {
-            Err(err) => spoke(&err),
-            Ok(mut con) => {
-                let _ = con.set_read_timeout(Some(timeout));
-                match redis::cmd("PING").query::<String>(&mut con) {
-                    Ok(_) => true,
-                    Err(err) => spoke(&err),
-                }
-            }
-        },
-    };
-    if !answers {
-        return seen;
-    }
-    Diagnosis {
-        detail: seen.detail.clone(),
-        ..diagnose(&std::io::Error::other(words).into())
-    }
-}
-
-/// A plain URL (or a Sentinel group's master) that reached a server of another kind.
-fn other_kind(facts: &Facts) -> Option<Diagnosis> {
-    let words = if facts.mode.as_deref() == Some("sentinel") {
-        "is a Sentinel (redis_mode:sentinel)"
-    } else if facts.cluster_enabled == Some(true) {
-        "is a Redis Cluster node (cluster_enabled:1)"
-    } else {
-        return None;
-    };
-    Some(diagnose(&std::io::Error::other(words).into()))
 }
 
 fn check(
@@ -254,28 +171,6 @@ fn check(
     }
     checked.access = Some(access::check(&mut connection, &user, &names, checked.kind));
     checked
-}
-
-/// Who reads a server's configuration: `--read-as`'s user, then redlock's own again (by AUTH,
-/// before its access is checked), or redlock's own throughout.
-struct Reader<'a> {
-    read_as: Option<&'a ReadAs>,
-    /// Redlock's own user and password, to AUTH as again.
-    own: (String, String),
-}
-
-impl<'a> Reader<'a> {
-    fn new(server: &Server, read_as: Option<&'a ReadAs>) -> Reader<'a> {
-        let settings = server.info.redis_settings();
-        Reader {
-            read_as,
-            own: (
-                settings.username().unwrap_or("default").to_string(),
-                // A user without a password (nopass) takes any.
-                settings.password().unwrap_or("nopass").to_string(),
-            ),
-        }
-    }
 }
 
 /// The names the access checks use, for a lock nobody takes, in `layout`.
@@ -345,90 +240,6 @@ fn myself(nodes: &str) -> Option<String> {
     Some(address.split(['@', ',']).next()?.to_string())
 }
 
-/// One Redis process's facts: its latency, `INFO`, clock and the `CONFIG` `INFO` lacks. A
-/// first `PING` that fails is the error of the whole.
-fn node(con: &mut dyn ConnectionLike, reader: &Reader) -> redis::RedisResult<Facts> {
-    let mut facts = Facts::default();
-    let mut pings = Vec::with_capacity(PINGS);
-    for _ in 0..PINGS {
-        let start = Instant::now();
-        let _: String = redis::cmd("PING").query(con)?;
-        pings.push(start.elapsed());
-    }
-    facts.latency = median(pings);
-    if let Some(read_as) = reader.read_as {
-        let mut auth = redis::cmd("AUTH");
-        auth.arg(&read_as.user)
-            .arg(read_as.password.as_deref().unwrap_or_default());
-        if let Err(err) = auth.query::<()>(con) {
-            facts.unread.push(format!(
-                "anything as --read-as {} (AUTH: {}; its password is REDLOCK_READ_AS_PASSWORD)",
-                read_as.user,
-                why(&err)
-            ));
-        }
-    }
-    read_facts(con, &mut facts);
-    if reader.read_as.is_some() {
-        let (user, password) = &reader.own;
-        redis::cmd("AUTH")
-            .arg(user)
-            .arg(password)
-            .query::<()>(con)?;
-    }
-    Ok(facts)
-}
-
-/// What `node` reads as the configuration's reader.
-fn read_facts(con: &mut dyn ConnectionLike, facts: &mut Facts) {
-    match redis::cmd("INFO").query::<String>(con) {
-        Ok(info) => facts.read_info(&info),
-        Err(err) => facts.unread.push(format!(
-            "its role, replicas, persistence (appendonly), memory and eviction, clients and uptime (INFO: {})",
-            why(&err)
-        )),
-    }
-    let now_us = || {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros() as i128)
-    };
-    let before = now_us();
-    if let Ok((secs, micros)) = redis::cmd("TIME").query::<(i128, i128)>(con) {
-        facts.clock = Some(clock(secs * 1_000_000 + micros, before, now_us()));
-    }
-    // What INFO does not say: appendfsync and save always, maxclients before Redis 7.
-    let mut asked = vec!["appendfsync", "save"];
-    if facts.maxclients.is_none() {
-        asked.push("maxclients");
-    }
-    let mut refused = Vec::new();
-    for name in asked {
-        let reply: redis::RedisResult<Vec<String>> =
-            redis::cmd("CONFIG").arg("GET").arg(name).query(con);
-        match reply {
-            Ok(mut pair) if pair.len() == 2 => facts.read_config(name, pair.remove(1)),
-            Ok(_) => refused.push((name, "not told".to_string())),
-            Err(err) => refused.push((name, why(&err))),
-        }
-    }
-    if let Some((_, reason)) = refused.first() {
-        let names: Vec<&str> = refused.iter().map(|(name, _)| *name).collect();
-        facts
-            .unread
-            .push(format!("{} (CONFIG GET: {reason})", human_list(&names)));
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn human_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
 /// What a group's sentinels say of their quorum: every reachable one asked `SENTINEL
 /// CKQUORUM`; `Err` naming those that said it is not reached, or that none answered.
 fn ckquorum(server: &Server, timeout: Duration) -> Result<String, String> {
@@ -477,6 +288,18 @@ fn ckquorum(server: &Server, timeout: Duration) -> Result<String, String> {
         (None, true) => Err("no sentinel answered".into()),
         (_, false) => Err(failed.join("; ")),
     }
+}
+
+/// A plain URL (or a Sentinel group's master) that reached a server of another kind.
+fn other_kind(facts: &Facts) -> Option<Diagnosis> {
+    let words = if facts.mode.as_deref() == Some("sentinel") {
+        "is a Sentinel (redis_mode:sentinel)"
+    } else if facts.cluster_enabled == Some(true) {
+        "is a Redis Cluster node (cluster_enabled:1)"
+    } else {
+        return None;
+    };
+    Some(diagnose(&std::io::Error::other(words).into()))
 }
 
 #[cfg(test)]

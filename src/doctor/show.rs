@@ -5,7 +5,7 @@
 use super::codes::Finding;
 use super::codes::Severity;
 use super::facts::Facts;
-use super::findings::bytes;
+use super::headroom::bytes;
 use super::probe::{Checked, Node};
 use crate::human;
 use std::time::Duration;

@@ -4,12 +4,13 @@
 use super::engine::Redlock;
 use super::inspect::with_readers;
 use super::keys::{self, Layout, Listed};
-use super::nodes::NodeError;
+use super::nodes::{NodeError, Nodes};
 use super::script::{lua, lua_part, Lua};
 use super::verdict::{key_state, KeyState};
 use crate::clock::BootInstant;
 use redis::ConnectionLike;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// The live shared holders of several locks (list/readers.lua).
 pub(super) static READERS: Lua = lua!(lua_part!("list/readers.lua"));
@@ -21,7 +22,8 @@ impl Redlock {
     /// Every key under `prefix` on every server, with each server's view of it.
     pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let mut nodes = self.sized_for_listing();
+        let replies = nodes.round(|con| {
             let layout = Layout::of(con);
             let mut found = BTreeMap::new();
             // Every master of a cluster: a SCAN lists only its own node's keys.
@@ -67,7 +69,37 @@ impl Redlock {
 const PAGE: usize = 10_000;
 
 /// What a listing that ran out of time says of why.
-pub(crate) const SLOW_LISTING: &str = "a listing walks every key on each server (SCAN): on a server shared with many other keys, raise --timeout (about 1 s per million keys)";
+pub(crate) const SLOW_LISTING: &str = "a listing walks every key on each server (SCAN), with --timeout for each 10,000 keys: raise --timeout, or grant the user DBSIZE, which sizes the listing";
+
+impl Redlock {
+    /// The servers, for a listing: a listing walks every key of each server, a page at a time,
+    /// so it is one request of many pages, timed as a whole: `--timeout` for each page the
+    /// largest server needs (`DBSIZE`, asked first within `--timeout`), and one more for the
+    /// reads of what the pages found. A server with few keys costs one `--timeout`, as any
+    /// request; one shared with 1,000,000 other keys 101 of them at most, where it took 1 to
+    /// 3 s (a loaded VM). A server that refuses `DBSIZE` (an ACL from before it was needed)
+    /// gets one `--timeout`, as before.
+    pub(super) fn sized_for_listing(&mut self) -> Nodes {
+        let sizes = self.nodes.round(|con| {
+            let sizes: Vec<u64> = con.each_node(|node| redis::cmd("DBSIZE").query(node))?;
+            Ok(sizes.into_iter().max().unwrap_or(0))
+        });
+        let keys = sizes
+            .iter()
+            .filter_map(|reply| reply.result.as_ref().ok())
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let timeout = self.nodes.timeout();
+        Nodes::new(self.servers().to_vec(), listing_budget(timeout, keys))
+    }
+}
+
+/// `timeout` for each page of `keys` keys, and one more.
+fn listing_budget(timeout: Duration, keys: u64) -> Duration {
+    let pages = keys.div_ceil(PAGE as u64).max(1);
+    timeout.saturating_mul(u32::try_from(pages + 1).unwrap_or(u32::MAX))
+}
 
 /// Every key on `node` that `pattern` matches, a SCAN batch at a time, each batch handed to
 /// `batch` with the node (to read what the keys hold).
@@ -173,6 +205,14 @@ pub(super) fn glob_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_has_a_timeout_for_each_page_and_one_more() {
+        let timeout = Duration::from_millis(200);
+        assert_eq!(listing_budget(timeout, 0), timeout * 2);
+        assert_eq!(listing_budget(timeout, 10_000), timeout * 2);
+        assert_eq!(listing_budget(timeout, 1_000_020), timeout * 102);
+    }
 
     #[test]
     fn glob_escape_makes_prefix_literal() {

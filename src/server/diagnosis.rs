@@ -57,6 +57,12 @@ struct Sign {
 
 /// Every misconfiguration redlock recognises, first match wins (the more specific first).
 const SIGNS: &[Sign] = &[
+    // Sentinels have a user and password of their own (sentinel/discovery.rs says so).
+    Sign {
+        needles: &["sentinels take REDLOCK_SENTINEL_PASSWORD"],
+        what: "its sentinels refuse the password given them, or want one",
+        fix: "give the sentinels' password in REDLOCK_SENTINEL_PASSWORD (REDLOCK_SENTINEL_USERNAME for an ACL user); the master's is the URL's or REDLOCK_PASSWORD",
+    },
     Sign {
         needles: &["called without any password configured"],
         what: "a password was sent, but the server has none (no requirepass)",
@@ -136,7 +142,7 @@ const SIGNS: &[Sign] = &[
     },
     Sign {
         needles: &["no sentinel knows a master named", "know no master named"],
-        what: "its sentinels know no master by that name",
+        what: "its sentinels know no master named",
         fix: "check the master name after the hosts in its redis+sentinel:// URL (SENTINEL MASTERS lists them)",
     },
     Sign {
@@ -160,9 +166,17 @@ pub(crate) fn recognised(err: &redis::RedisError) -> Option<Diagnosis> {
             let wrong_password = SIGNS.iter().find(|s| s.needles.contains(&"WRONGPASS"));
             wrong_password.filter(|_| err.kind() == redis::ErrorKind::AuthenticationFailed)
         })?;
+    // A name the error quotes (a master name) is said again: `… named 'nosuch'`.
+    let what = match sign.what.ends_with("named") {
+        true => match detail.split('\'').nth(1) {
+            Some(name) => format!("{} '{name}'", sign.what),
+            None => format!("{} that", sign.what),
+        },
+        false => sign.what.to_string(),
+    };
     Some(Diagnosis {
         verdict: Verdict::Misconfigured,
-        what: sign.what.into(),
+        what,
         fix: sign.fix.into(),
         detail,
     })
@@ -332,7 +346,7 @@ mod tests {
             ),
             (
                 io(K::Other, "no sentinel knows a master named 'x'; check the name after the hosts in the URL"),
-                "no master by that name",
+                "know no master named 'x'",
                 "master name",
             ),
         ];

@@ -54,7 +54,9 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
         .args(["acquire", &names[1]])
         .assert()
         .code(69)
-        .stderr(predicate::str::contains("is a Redis Cluster node ("));
+        .stderr(predicate::str::contains(
+            "a Redis Cluster node, listed as a single server: name the cluster as redis+cluster://",
+        ));
     let listed = setup.cmd(["status"]).assert().success();
     let listed = stdout_of(listed.get_output());
     for name in &names {

@@ -379,3 +379,34 @@ fn the_first_mistakes_get_plain_messages() {
     let said = stderr_of(output.get_output());
     assert!(said.contains("cannot vote: replica (read-only)"), "{said}");
 }
+
+#[test]
+fn a_listing_on_a_server_shared_with_many_other_keys_finds_every_lock() {
+    let server = persistent(&["--appendfsync", "no"]);
+    // An application's keys, written by one script: far more than one --timeout of SCAN pages.
+    let _: () = redis::cmd("EVAL")
+        .arg("for i = 1, tonumber(ARGV[1]) do redis.call('set', 'app:' .. i, 'x') end")
+        .arg(0)
+        .arg(300_000)
+        .query(&mut server.connection())
+        .unwrap();
+    for n in 0..20 {
+        redlock_cmd([
+            "-s",
+            &server.url(),
+            "acquire",
+            &format!("job{n}"),
+            "--ttl",
+            "5m",
+        ])
+        .assert()
+        .success();
+    }
+    // The default --timeout: each page is held to it, the listing as a whole is not.
+    let output = redlock_cmd(["-s", &server.url(), "status", "--json"])
+        .assert()
+        .success();
+    let document = document(output.get_output());
+    let locks = document["locks"].as_array().expect("locks");
+    assert_eq!(locks.len(), 20, "{document}");
+}

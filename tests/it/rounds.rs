@@ -87,7 +87,7 @@ fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_s
     .assert()
     .code(69)
     .stderr(
-        predicate::str::contains("password authentication failed")
+        predicate::str::contains("wrong password or user")
             .and(predicate::str::contains("wrong-pw").not()),
     );
 }

@@ -73,7 +73,7 @@ fn acquire_status_and_release_through_a_group_never_print_its_passwords() {
     let shown = with(&["status", "job"]);
     assert_eq!(shown.status.code(), Some(0), "{}", stderr_of(&shown));
     let table = stdout_of(&shown);
-    assert!(table.contains("on 1 of 1 servers"), "{table}");
+    assert!(table.contains("on 1 of 1 server,"), "{table}");
     assert!(
         table.contains(&format!("(master 127.0.0.1:{})", master.port)),
         "{table}"
@@ -257,7 +257,7 @@ fn a_wrong_master_name_is_an_error_naming_it() {
         .assert()
         .code(69)
         .stderr(predicate::str::contains(
-            "no sentinel knows a master named 'nosuch'",
+            "its sentinels know no master named 'nosuch'",
         ));
 }
 

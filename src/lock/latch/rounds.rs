@@ -82,7 +82,8 @@ impl Redlock {
     pub(crate) fn latch_list(&mut self, prefix: &str) -> Listed {
         let tail = format!("{SEPARATOR}latch");
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let mut nodes = self.sized_for_listing();
+        let replies = nodes.round(|con| {
             let layout = Layout::of(con);
             let patterns = layout.patterns(&glob_escape(prefix), &tail);
             let mut found = BTreeMap::new();
