@@ -145,6 +145,12 @@ const SIGNS: &[Sign] = &[
         what: "its sentinels know no master named",
         fix: "check the master name after the hosts in its redis+sentinel:// URL (SENTINEL MASTERS lists them)",
     },
+    // sentinel/discovery.rs's own words, which name who names what: kept as they are.
+    Sign {
+        needles: &["sentinels disagree on the master"],
+        what: "",
+        fix: "",
+    },
     Sign {
         needles: &["Parse error", "invalid response", "not a Redis server"],
         what: "something answers there, but not as a Redis server does",
@@ -168,6 +174,7 @@ pub(crate) fn recognised(err: &redis::RedisError) -> Option<Diagnosis> {
         })?;
     // A name the error quotes (a master name) is said again: `… named 'nosuch'`.
     let what = match sign.what.ends_with("named") {
+        _ if sign.what.is_empty() => detail.clone(),
         true => match detail.split('\'').nth(1) {
             Some(name) => format!("{} '{name}'", sign.what),
             None => format!("{} that", sign.what),
@@ -247,8 +254,10 @@ fn is_closed(text: &str) -> bool {
 /// Whether words that `diagnose` (or `refusal`) gave say the server is set up wrong rather than
 /// down: `-v` then says it "cannot vote" rather than that it is "down".
 pub(crate) fn cannot_vote(words: &str) -> bool {
-    SIGNS.iter().any(|sign| words.starts_with(sign.what))
-        || words.starts_with("the server refuses")
+    SIGNS.iter().any(|sign| {
+        (!sign.what.is_empty() && words.starts_with(sign.what))
+            || (sign.what.is_empty() && sign.needles.iter().any(|n| words.contains(n)))
+    }) || words.starts_with("the server refuses")
         || words.starts_with("the ACL user may not")
         || words.starts_with("does not know")
         || words.starts_with("does not speak RESP3")
@@ -357,6 +366,17 @@ mod tests {
             assert!(seen.fix.contains(fix), "{err}: {seen:?}");
             assert!(cannot_vote(&seen.words()), "{seen:?}");
         }
+        // Words that already say who names what are kept whole.
+        let split: redis::RedisError = io(K::Other, "the sentinels disagree on the master of 'g1' (a: h1:1; b: h2:2): the group votes only on a master 2 of its 3 sentinels name");
+        let seen = diagnose(&split);
+        assert!(
+            seen.misconfigured()
+                && seen
+                    .words()
+                    .starts_with("the sentinels disagree on the master of 'g1' (a: h1:1"),
+            "{seen:?}"
+        );
+        assert!(cannot_vote(&seen.words()));
         // The server's words are kept, verbatim, for -v and --json.
         let err = server_error("ERR The user executing the script can't run this command");
         assert_eq!(
