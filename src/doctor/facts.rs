@@ -180,7 +180,7 @@ fn read_facts(con: &mut dyn ConnectionLike, facts: &mut Facts) {
         Ok(info) => facts.read_info(&info),
         Err(err) => facts.unread.push(format!(
             "its role, replicas, persistence (appendonly), memory and eviction, clients and uptime (INFO: {})",
-            why(&err)
+            crate::server::verbatim(&err)
         )),
     }
     let now_us = || {
@@ -204,7 +204,7 @@ fn read_facts(con: &mut dyn ConnectionLike, facts: &mut Facts) {
         match reply {
             Ok(mut pair) if pair.len() == 2 => facts.read_config(name, pair.remove(1)),
             Ok(_) => refused.push((name, "not told".to_string())),
-            Err(err) => refused.push((name, why(&err))),
+            Err(err) => refused.push((name, crate::server::verbatim(&err))),
         }
     }
     if let Some((_, reason)) = refused.first() {

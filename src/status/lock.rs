@@ -154,7 +154,10 @@ fn one_table(
                 latency,
             ],
             Err(err) => [
-                format!("unreachable: {err}"),
+                match err.to_string() {
+                    why if crate::server::cannot_vote(&why) => format!("cannot vote: {why}"),
+                    why => format!("unreachable: {why}"),
+                },
                 "-".into(),
                 "-".into(),
                 latency,
