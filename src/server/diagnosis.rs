@@ -215,7 +215,8 @@ pub(crate) fn diagnose(err: &redis::RedisError) -> Diagnosis {
         return down("connection refused");
     }
     if let Some(code) = err.code() {
-        if PASSING.contains(&code) {
+        // Full for now: a client that leaves makes room.
+        if PASSING.contains(&code) || detail.contains("max number of clients reached") {
             return down(&detail);
         }
         // Any other reply the server gave instead of doing its part: it says so again next time.
@@ -292,6 +293,7 @@ mod tests {
             io(K::UnexpectedEof, "the server closed the connection"),
             server_error("LOADING Redis is loading the dataset in memory"),
             server_error("MASTERDOWN Link with MASTER is down"),
+            server_error("ERR max number of clients reached"),
         ] {
             let seen = diagnose(&err);
             assert_eq!(seen.verdict, Verdict::Down, "{err}: {seen:?}");

@@ -410,3 +410,25 @@ fn a_listing_on_a_server_shared_with_many_other_keys_finds_every_lock() {
     let locks = document["locks"].as_array().expect("locks");
     assert_eq!(locks.len(), 20, "{document}");
 }
+
+#[test]
+fn connections_refused_for_maxclients_are_a_warning_with_their_rule() {
+    let (_good, mut urls) = good();
+    let full = persistent(&["--maxclients", "4"]);
+    // Four clients fill it; a fifth is refused (and counted) before any is let go.
+    let mut held: Vec<redis::Connection> = (0..4).map(|_| full.connection()).collect();
+    let refused = redis::Client::open(full.url())
+        .unwrap()
+        .get_connection_with_timeout(std::time::Duration::from_secs(2))
+        .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
+    assert!(refused.is_err(), "{refused:?}");
+    held.truncate(1);
+    urls.push(full.url());
+    let (document, code) = doctor(&urls, &[]);
+    assert_eq!(code, 0, "a warning: {document}");
+    let (code, severity, message, _) = about(&document, &full.url());
+    assert_eq!((code.as_str(), severity.as_str()), ("clients", "warning"));
+    assert!(message.contains("refused 1 connection"), "{message}");
+    assert_eq!(document["per_server"][3]["nodes"][0]["maxclients"], 4);
+    drop(held);
+}
