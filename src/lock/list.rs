@@ -4,7 +4,8 @@
 use super::engine::Redlock;
 use super::inspect::with_readers;
 use super::keys::{self, Layout, Listed};
-use super::nodes::{NodeError, Nodes};
+use super::latch;
+use super::nodes::{NodeError, Nodes, Reply};
 use super::script::{lua, lua_part, Lua};
 use super::verdict::{key_state, KeyState};
 use crate::clock::BootInstant;
@@ -19,43 +20,84 @@ pub(super) static READERS: Lua = lua!(lua_part!("list/readers.lua"));
 pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;
 
 impl Redlock {
-    /// Every key under `prefix` on every server, with each server's view of it.
-    pub(crate) fn list(&mut self, prefix: &str) -> Vec<(String, Listing)> {
+    /// Every key under `prefix` on every server, with each server's view of it, and every
+    /// latch: one walk of each server's keys for both (a walk is most of a listing's cost on a
+    /// server shared with many other keys).
+    pub(crate) fn list(&mut self, prefix: &str) -> (Vec<(String, Listing)>, latch::Listed) {
         let started = BootInstant::now();
         let mut nodes = self.sized_for_listing();
         let replies = nodes.round(|con| {
             let layout = Layout::of(con);
             let mut found = BTreeMap::new();
+            let mut latches = BTreeMap::new();
             // Every master of a cluster: a SCAN lists only its own node's keys.
             con.each_node(|node| {
                 for pattern in layout.patterns(&glob_escape(prefix), "") {
                     scan(node, &pattern, |keys, node| {
                         // Waiter queues and fencing counters live beside their locks; they are
-                        // not locks. A semaphore's slots are.
-                        let keys: Vec<(String, String)> = keys
-                            .into_iter()
-                            .filter_map(|key| {
-                                let plain = layout.plain(&key)?.into_owned();
-                                let ours = plain.starts_with(prefix)
-                                    && keys::parse(prefix, &plain) != Listed::Beside;
-                                ours.then_some((key, plain))
-                            })
-                            .collect();
-                        read_listed(layout, &keys, node, &mut found)
+                        // not locks. A semaphore's slots are; a latch is read as one.
+                        let mut ours = Vec::new();
+                        for key in keys {
+                            let Some(plain) = layout.plain(&key).map(|p| p.into_owned()) else {
+                                continue;
+                            };
+                            if let Some(name) = keys::latch_name(prefix, &plain) {
+                                latches.insert(name, latch::read(&key, node)?);
+                            } else if plain.starts_with(prefix)
+                                && keys::parse(prefix, &plain) != Listed::Beside
+                            {
+                                ours.push((key, plain));
+                            }
+                        }
+                        read_listed(layout, &ours, node, &mut found)
                     })?;
                 }
                 Ok(())
             })?;
-            Ok(found)
+            Ok((found, latches))
         });
-        self.observe("list", prefix, &replies, started, None, |found| {
-            (format!("{} keys", found.len()), true)
-        });
-        self.servers()
+        self.observe(
+            "list",
+            prefix,
+            &replies,
+            started,
+            None,
+            |(found, latches)| {
+                (
+                    format!("{} keys, {} latches", found.len(), latches.len()),
+                    true,
+                )
+            },
+        );
+        let (locks, latches): (Vec<Reply<_>>, Vec<Reply<_>>) = replies
+            .into_iter()
+            .map(|reply| {
+                let (locks, latches) = match reply.result {
+                    Ok((locks, latches)) => (Ok(locks), Ok(latches)),
+                    Err(err) => (Err(err.clone()), Err(err)),
+                };
+                let (at, latency) = (reply.at, reply.latency);
+                (
+                    Reply {
+                        result: locks,
+                        at,
+                        latency,
+                    },
+                    Reply {
+                        result: latches,
+                        at,
+                        latency,
+                    },
+                )
+            })
+            .unzip();
+        let listed = self
+            .servers()
             .iter()
-            .zip(replies)
+            .zip(locks)
             .map(|(server, reply)| (server.display.clone(), reply.result))
-            .collect()
+            .collect();
+        (listed, self.latches_of(&latches))
     }
 }
 

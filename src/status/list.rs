@@ -41,8 +41,7 @@ documented! {
 /// Every lock under the prefix, merged across servers and sorted by name.
 pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
     let started = crate::clock::BootInstant::now();
-    let listings = lock.list(&config.prefix);
-    let latches = lock.latch_list(&config.prefix);
+    let (listings, latches) = lock.list(&config.prefix);
     let answered = listings.iter().filter(|(_, l)| l.is_ok()).count();
     let mut keys: BTreeMap<&str, ()> = BTreeMap::new();
     for (_, listing) in &listings {

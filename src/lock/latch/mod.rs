@@ -94,7 +94,7 @@ mod write;
 
 pub(crate) use decide::LatchError;
 pub(crate) use model::{Latch, Shape, MAX_COUNT};
-pub(crate) use rounds::Listed;
+pub(crate) use rounds::{read, Listed};
 pub(crate) use verdict::{CountedId, Counting, LatchState};
 pub(crate) use wait::{LatchWait, LatchWake, Waited};
 

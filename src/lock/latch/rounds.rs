@@ -7,8 +7,7 @@ use super::model::{touched, Found, Latch, LatchCopy, ScriptReply, Touched};
 use super::view::View;
 use crate::clock::BootInstant;
 use crate::human::printable;
-use crate::lock::keys::{self, Layout, SEPARATOR};
-use crate::lock::list::{glob_escape, scan};
+use crate::lock::keys::Layout;
 use crate::lock::nodes::{NodeError, Reply};
 use crate::lock::Redlock;
 use crate::server::Session;
@@ -78,37 +77,13 @@ impl Redlock {
         }
     }
 
-    /// Every latch under `prefix` on every server.
+    /// Every latch under `prefix` on every server (a listing: lock/list.rs).
     pub(crate) fn latch_list(&mut self, prefix: &str) -> Listed {
-        let tail = format!("{SEPARATOR}latch");
-        let started = BootInstant::now();
-        let mut nodes = self.sized_for_listing();
-        let replies = nodes.round(|con| {
-            let layout = Layout::of(con);
-            let patterns = layout.patterns(&glob_escape(prefix), &tail);
-            let mut found = BTreeMap::new();
-            // Every master of a cluster: a SCAN lists only its own node's keys.
-            con.each_node(|node| {
-                for pattern in &patterns {
-                    scan(node, pattern, |keys, node| {
-                        for key in keys {
-                            let name = layout
-                                .plain(&key)
-                                .and_then(|plain| keys::latch_name(prefix, &plain));
-                            if let Some(name) = name {
-                                found.insert(name, read(&key, node)?);
-                            }
-                        }
-                        Ok(())
-                    })?;
-                }
-                Ok(())
-            })?;
-            Ok(found)
-        });
-        self.observe("latch-list", prefix, &replies, started, None, |found| {
-            (format!("{} latches", found.len()), true)
-        });
+        self.list(prefix).1
+    }
+
+    /// The latches each server's listing found, latch by latch.
+    pub(crate) fn latches_of(&self, replies: &[Reply<BTreeMap<String, Found>>]) -> Listed {
         let names: BTreeSet<&String> = replies
             .iter()
             .filter_map(|reply| reply.result.as_ref().ok())
@@ -130,7 +105,7 @@ impl Redlock {
         Listed {
             latches,
             answered: replies.iter().filter(|reply| reply.result.is_ok()).count(),
-            failures: self.reasons(&replies),
+            failures: self.reasons(replies),
         }
     }
 
@@ -160,7 +135,7 @@ impl Redlock {
 }
 
 /// What `key` (its name on that server) holds.
-fn read(key: &str, con: &mut dyn ConnectionLike) -> redis::RedisResult<Found> {
+pub(crate) fn read(key: &str, con: &mut dyn ConnectionLike) -> redis::RedisResult<Found> {
     let reply: ScriptReply = READ.key(key).invoke(con)?;
     Ok(found(&Ok(touched(reply)?)).unwrap_or(Found::Absent))
 }
