@@ -54,7 +54,8 @@ const OWN_TEXTS: [(&str, &str, &str); 2] = [
         "quiet",
         "Changes nothing: the report is always whole",
         "Changes nothing for doctor: its report goes to stdout whole, warnings included; the exit \
-         status says whether it found an error (1) or too few servers answered (69).",
+         status says whether it found an error (1: a misconfigured server, whose fix it names, \
+         among them) or too few servers answered while those down could bring the quorum back (69).",
     ),
 ];
 
