@@ -23,13 +23,18 @@ pub(crate) use latch::{
     LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT,
 };
 
+/// What `--version` prints after the name: the version and the target it was built for (build.rs),
+/// so that a bug report says which build it came from. The man pages, shared by every build,
+/// carry the version alone.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REDLOCK_TARGET"), ")");
+
 /// The command line. What `--help` shows after the options (examples, environment, exit
 /// statuses) is not written here but in `help`, which attaches it for `--help` and writes the
 /// same text into the man pages.
 #[derive(Parser, Debug)]
 #[command(
     name = "redlock",
-    version,
+    version = VERSION,
     about = "A distributed lock on N Redis servers (Redlock), for scripts, cron and CI",
     long_about = "A distributed lock on N independent Redis servers (Redlock), for scripts, crontabs \
                   and CI: a lock is held while a majority of the servers hold it.",

@@ -14,7 +14,10 @@ use std::io::Write;
 /// Every page, as its file name (`redlock.1`, `redlock-exec.1`…) and roff text.
 pub(crate) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     // `redlock help` has no page of its own: each page is the help.
-    let mut top = crate::cli::whole(Cli::command()).disable_help_subcommand(true);
+    // Every build shares the pages: they carry the version, not the target `--version` names.
+    let mut top = crate::cli::whole(Cli::command())
+        .disable_help_subcommand(true)
+        .version(env!("CARGO_PKG_VERSION"));
     // Propagates the global options into every subcommand, so each page lists them.
     top.build();
     let version = top.get_version().unwrap_or_default().to_string();

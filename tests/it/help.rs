@@ -1,7 +1,8 @@
 //! How much help says: `-h` a screen (the top level's in 40 lines, each subcommand's in 50, at
 //! 80 and 100 columns), `--help` everything (each option in full with its variable, the
 //! credentials and TLS, the exit statuses); doctor's `-v` and `-q` in doctor's terms; the
-//! variables of `--fence` and `--shared` explained beside them. Help only: no server.
+//! variables of `--fence` and `--shared` explained beside them; `--version` naming the build's
+//! target. Help only: no server.
 
 use crate::support::*;
 
@@ -101,4 +102,39 @@ fn the_variables_of_fence_and_shared_are_explained_where_the_flags_are() {
             );
         }
     }
+}
+
+/// `--version` names the target the binary was built for (build.rs), so a bug report says which
+/// build it came from: this test's own target, as the compiler describes it, for the top level
+/// and a subcommand alike. The man pages, shared by every build, carry the version alone.
+#[test]
+fn version_names_the_target_it_was_built_for() {
+    let triple = env!("REDLOCK_TARGET");
+    assert!(
+        triple.starts_with(&format!("{}-", std::env::consts::ARCH)),
+        "{triple} is not for {}",
+        std::env::consts::ARCH
+    );
+    assert!(triple.contains("-linux-"), "{triple}");
+    assert_eq!(
+        triple.ends_with("-musl"),
+        cfg!(target_env = "musl"),
+        "{triple}"
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    for (words, name) in [(vec!["--version"], "redlock"), (vec!["-V"], "redlock")]
+        .into_iter()
+        .chain([(vec!["exec", "--version"], "redlock-exec")])
+    {
+        let output = redlock_cmd(words.iter().copied()).assert().success();
+        assert_eq!(
+            stdout_of(output.get_output()),
+            format!("{name} {version} ({triple})"),
+            "{words:?}"
+        );
+    }
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/redlock.1"))
+        .expect("man/redlock.1");
+    assert!(page.contains(&format!("\"redlock {version}\"")), "{page}");
+    assert!(!page.contains(triple), "man/redlock.1 names {triple}");
 }
