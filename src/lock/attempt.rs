@@ -36,7 +36,7 @@ mod candidates;
 use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
 use super::limit;
-use super::nodes::{NodeError, Op, Reply};
+use super::nodes::{Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
 use super::script::{lua, lua_part, Lua};
@@ -157,18 +157,7 @@ impl Redlock {
             channel.as_deref(),
         );
         let unasked: Vec<bool> = replies.iter().map(Option::is_none).collect();
-        let replies: Vec<Reply<Vote>> = replies
-            .into_iter()
-            .map(|reply| {
-                reply.unwrap_or_else(|| Reply {
-                    result: Err(NodeError::Down(
-                        "not waited for: the round was already decided".into(),
-                    )),
-                    at: BootInstant::now(),
-                    latency: started.elapsed(),
-                })
-            })
-            .collect();
+        let replies: Vec<Reply<Vote>> = quorum::waited(replies, started);
         let winner = winning_candidate(&replies, needed, target.width());
         let outcome = tally(&replies, |vote| vote.won.is_some() && vote.won == winner);
         let validity = outcome

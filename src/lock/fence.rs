@@ -71,18 +71,26 @@ impl Redlock {
         let key = held.key.clone();
         let counter_key = keys::fence(&key);
         let started = BootInstant::now();
+        // Decided once a quorum wrote it: the argument above needs a quorum W1, no more; a late
+        // write-back raises a counter to a number already issued, which is harmless.
+        let patient = self.observer.is_some();
+        let written = |written: &Option<bool>| *written == Some(true);
         let replies: Vec<Reply<Option<bool>>> = self
             .nodes
-            .round_on(&targets, |con| {
-                let layout = Layout::of(con);
-                let written: i64 = WRITE_FENCE
-                    .key(&*layout.name(&key))
-                    .key(&*layout.name(&counter_key))
-                    .arg(&held.token)
-                    .arg(fence)
-                    .invoke(con)?;
-                Ok(Some(written == 1))
-            })
+            .round_on_decided(
+                &targets,
+                |con| {
+                    let layout = Layout::of(con);
+                    let written: i64 = WRITE_FENCE
+                        .key(&*layout.name(&key))
+                        .key(&*layout.name(&counter_key))
+                        .arg(&held.token)
+                        .arg(fence)
+                        .invoke(con)?;
+                    Ok(Some(written == 1))
+                },
+                |replies| !patient && quorum::settled(replies, written, false),
+            )
             .into_iter()
             .map(|reply| {
                 reply.unwrap_or(Reply {
@@ -92,7 +100,7 @@ impl Redlock {
                 })
             })
             .collect();
-        let outcome = tally(&replies, |written| *written == Some(true));
+        let outcome = tally(&replies, written);
         // Validity still counts from the acquire round's T1: the extra round is paid for out
         // of the same TTL.
         let validity = outcome

@@ -114,19 +114,26 @@ impl Redlock {
         let history = target.keys.history();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round_everywhere(|con| {
-            let layout = Layout::of(con);
-            let mut invocation = script.key(&*layout.name(key));
-            invocation
-                .key(&*layout.name(&hand_over.queue))
-                .key(&*layout.name(&readers))
-                .key(&*layout.name(&history))
-                .key(layout.names(&settle))
-                .arg(token);
-            history::args(record, &mut invocation);
-            let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
-            Ok(Answer::from_code(code, ()))
-        });
+        // Decided once a quorum deleted (or a quorum refused): a late delete, applied or not,
+        // changes nothing we report, and what it leaves expires with the ttl (nodes/mod.rs).
+        let patient = self.observer.is_some();
+        let replies = self.nodes.round_decided(
+            |con| {
+                let layout = Layout::of(con);
+                let mut invocation = script.key(&*layout.name(key));
+                invocation
+                    .key(&*layout.name(&hand_over.queue))
+                    .key(&*layout.name(&readers))
+                    .key(&*layout.name(&history))
+                    .key(layout.names(&settle))
+                    .arg(token);
+                history::args(record, &mut invocation);
+                let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
+                Ok(Answer::from_code(code, ()))
+            },
+            |replies| !patient && quorum::settled(replies, Answer::done, true),
+        );
+        let replies = quorum::waited(replies, started);
         let done = if target.is_shared() {
             "left"
         } else {
@@ -170,17 +177,25 @@ impl Redlock {
         let readers = target.readers();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round_everywhere(|con| {
-            let layout = Layout::of(con);
-            let (code, before, set): (i64, i64, i64) = script
-                .key(&*layout.name(key))
-                .key(&*layout.name(&readers))
-                .key(layout.names(&settle))
-                .arg(token)
-                .arg(ttl_ms)
-                .invoke(con)?;
-            Ok(Answer::from_code(code, Extended { before, set }))
-        });
+        // Decided once a quorum extended: a late extension lengthens our own key on a minority,
+        // which the validity counted here never relies on. A refusal waits for every server, so
+        // that `restore` puts back what a minority extended.
+        let patient = self.observer.is_some();
+        let replies = self.nodes.round_decided(
+            |con| {
+                let layout = Layout::of(con);
+                let (code, before, set): (i64, i64, i64) = script
+                    .key(&*layout.name(key))
+                    .key(&*layout.name(&readers))
+                    .key(layout.names(&settle))
+                    .arg(token)
+                    .arg(ttl_ms)
+                    .invoke(con)?;
+                Ok(Answer::from_code(code, Extended { before, set }))
+            },
+            |replies| !patient && quorum::settled(replies, Answer::done, false),
+        );
+        let replies = quorum::waited(replies, started);
         let outcome = tally(&replies, Answer::done);
         let validity = outcome
             .quorum_reached_at(self.quorum())

@@ -85,6 +85,40 @@ impl Tally {
     }
 }
 
+/// Whether the replies in so far settle a round's verdict whatever the others answer: a quorum
+/// said yes, or (with `refusal_settles`) so many said no that a quorum of yes cannot be reached.
+/// A round that is not settled waits for the rest (too many servers down: the verdict may still
+/// be unknown).
+pub(crate) fn settled<T>(
+    replies: &[Option<Reply<T>>],
+    is_yes: impl Fn(&T) -> bool,
+    refusal_settles: bool,
+) -> bool {
+    let servers = replies.len();
+    let (mut yes, mut no) = (0, 0);
+    for reply in replies.iter().flatten() {
+        match &reply.result {
+            Ok(value) if is_yes(value) => yes += 1,
+            Ok(_) | Err(NodeError::ForeignType) => no += 1,
+            Err(NodeError::Down(_) | NodeError::NotWaitedFor) => {}
+        }
+    }
+    match verdict(servers, yes, no) {
+        Verdict::Yes => true,
+        Verdict::No => refusal_settles,
+        Verdict::Unknown => false,
+    }
+}
+
+/// The replies of a round decided early, each server it did not wait for given
+/// `Reply::not_waited_for` (`started` being the round's start).
+pub(crate) fn waited<T>(replies: Vec<Option<Reply<T>>>, started: BootInstant) -> Vec<Reply<T>> {
+    replies
+        .into_iter()
+        .map(|reply| reply.unwrap_or_else(|| Reply::not_waited_for(started)))
+        .collect()
+}
+
 /// Counts `replies`: `is_yes` says which answers are a yes; any other answer is a no, and a
 /// server that did not answer is neither.
 pub(crate) fn tally<T>(replies: &[Reply<T>], is_yes: impl Fn(&T) -> bool) -> Tally {
@@ -102,7 +136,7 @@ pub(crate) fn tally<T>(replies: &[Reply<T>], is_yes: impl Fn(&T) -> bool) -> Tal
                 tally.yes_times.push(reply.at);
             }
             Ok(_) | Err(NodeError::ForeignType) => tally.no += 1,
-            Err(NodeError::Down(_)) => {}
+            Err(NodeError::Down(_) | NodeError::NotWaitedFor) => {}
         }
     }
     tally

@@ -140,7 +140,7 @@ impl Redlock {
                         // Refused: nothing of ours to delete; after a grant, a queue to leave.
                         Ok(_) => withdrawal.leave.is_some(),
                         // No answer: the SET may have landed (left alone after a grant).
-                        Err(NodeError::Down(_)) => !granted,
+                        Err(NodeError::Down(_) | NodeError::NotWaitedFor) => !granted,
                         Err(NodeError::ForeignType) => false,
                     }
             })

@@ -161,7 +161,7 @@ fn a_set_whose_reply_was_lost_is_no_vote_and_the_cleanup_still_removes_it() {
 }
 
 #[test]
-fn a_black_holed_server_costs_one_timeout_and_nothing_is_left() {
+fn a_black_holed_server_costs_an_acquire_nothing_a_status_one_timeout_and_nothing_is_left() {
     // Long enough that one timeout more stands out from a loaded machine's delays.
     const TIMEOUT: Duration = Duration::from_secs(1);
     let timeout = format!("{}ms", TIMEOUT.as_millis());
@@ -173,13 +173,18 @@ fn a_black_holed_server_costs_one_timeout_and_nothing_is_left() {
             .cmd(&[&args[..], &["--timeout", &timeout]].concat())
             .assert();
         run.success();
-        // One round, every server asked at once: the black hole's timeout once, not once per
-        // step or per server. `status` of a held lock makes a second round (the fence), in
-        // which it waits for the black hole again: no more than that.
-        let rounds = if args[0] == "status" { 2 } else { 1 };
         let elapsed = started.elapsed();
+        if args[0] == "acquire" {
+            // Decided on the two that answer, the moment they have: the black hole costs
+            // nothing (nodes/mod.rs).
+            assert!(elapsed < TIMEOUT / 2, "{args:?} took {elapsed:?}");
+            continue;
+        }
+        // `status` shows every server, so it waits for each: every server asked at once, the
+        // black hole's timeout once a round, not once per step or per server. A held lock
+        // makes a second round (the fence), in which it waits for the black hole again.
         assert!(
-            TIMEOUT <= elapsed && elapsed < TIMEOUT * (rounds + 1),
+            TIMEOUT <= elapsed && elapsed < TIMEOUT * 3,
             "{args:?} took {elapsed:?}"
         );
     }

@@ -38,7 +38,7 @@ pub(super) fn decided(
                 }
             }
             Err(NodeError::ForeignType) => answered += 1,
-            Err(NodeError::Down(_)) => {}
+            Err(NodeError::Down(_) | NodeError::NotWaitedFor) => {}
         }
     }
     let best = counts.into_iter().max().unwrap_or(0);

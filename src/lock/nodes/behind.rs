@@ -4,7 +4,7 @@
 //! its result, or none by the round's deadline, the clean-up the caller settled on
 //! (`Nodes::settle`) goes out behind it, on the same wire, with that result. Tasks move on
 //! whenever the loop runs: the next round, `settle` itself for replies already in, and before
-//! we go (`finish`), which waits for them, each until its deadline at most.
+//! we go (`finish`), which sends every clean-up still due at once, without waiting for answers.
 //!
 //! A late answer can come before its round is settled: the caller may run another round
 //! first (`--fence`'s write-back runs between the acquire round and its settling), and that
@@ -15,7 +15,7 @@
 use super::poll::{Feed, Loop, Next, Task, Unfinished};
 use super::round::{Cleanup, Op};
 use crate::clock::BootInstant;
-use crate::server::{Replay, Session, Sink, Step, Wire};
+use crate::server::{Replay, Session, Sink, Step};
 use std::time::Duration;
 
 impl Loop {
@@ -160,28 +160,46 @@ impl Loop {
         self.expire_tasks();
     }
 
-    /// Waits, until each one's deadline at most, for the tasks and for the replies still owed
-    /// on every wire, so that no request of ours is cut off by our closing its connection.
-    pub(super) fn finish(&mut self) {
+    /// Lets go of the requests a round decided early did not wait for, when nothing that
+    /// follows depends on their answer (`Nodes::round_decided`): each answer is read and dropped
+    /// when it comes, and the wire goes on serving later rounds behind it, in order.
+    pub(super) fn let_go(&mut self, late: Vec<Unfinished>) {
+        for unfinished in late {
+            if let Some(kept) = self.wires[unfinished.index].as_mut() {
+                kept.wire.retarget(Sink::Late(unfinished.id), Sink::Discard);
+            }
+        }
+    }
+
+    /// Before we go: every late request still in our charge gets its clean-up now, as if no
+    /// answer had come in time (the widest clean-up: whatever a late server answers, the one
+    /// for no answer covers it, withdraw.rs), every byte we owe a server is written (by
+    /// `timeout` at most), and what has already come is read, so that closing a wire resets
+    /// nothing it carries. Replies still owed are not waited for: a server that has not
+    /// answered by now may be stopped, and waiting for it would cost every one-shot command
+    /// the whole `--timeout` (the module comment of nodes/ says why that is safe).
+    pub(super) fn finish(&mut self, timeout: Duration) {
+        self.pump();
+        let late: Vec<(u64, usize)> = self
+            .tasks
+            .iter()
+            .map(|task| (task.id, task.index))
+            .collect();
+        for (id, index) in late {
+            if let Some(kept) = self.wires[index].as_mut() {
+                kept.wire.retarget(Sink::Late(id), Sink::Discard);
+            }
+            self.deliver(id, Feed::Expired);
+        }
+        let by = BootInstant::now().add(timeout);
         loop {
             self.pump();
-            let owing = |wire: &Wire| wire.owes() && wire.failure().is_none();
-            // The nearest deadline: something changes there (a task times out and sends its
-            // clean-up, a wire is given up on).
-            let next = self
-                .wires
-                .iter()
-                .flatten()
-                .filter(|kept| owing(&kept.wire))
-                .map(|kept| kept.quiet_by)
-                .chain(self.retired.iter().map(|(_, by)| *by))
-                .chain(self.tasks.iter().map(|task| task.by))
-                .filter(|by| !by.has_passed())
-                .min();
-            let Some(next) = next else {
+            let sending = self.wires.iter().flatten().any(|kept| kept.wire.sending())
+                || self.retired.iter().any(|(wire, _)| wire.sending());
+            if !sending || by.has_passed() {
                 return;
-            };
-            self.wait(next);
+            }
+            self.wait(by);
         }
     }
 }

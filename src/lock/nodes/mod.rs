@@ -2,10 +2,59 @@
 //! by the per-server timeout, so one stopped or black-holed server costs `timeout`, never more,
 //! and never delays the others.
 //!
+//! **A round is decided the moment its outcome is certain**, not when the slowest server
+//! answers: an acquire as soon as a quorum granted one key (validity counted to that moment) or
+//! no key can reach one (`round_until`); a release once a quorum deleted or a quorum refused, an
+//! extension and a fence's write-back once a quorum did it (`round_decided`,
+//! `round_on_decided`). Every server is still sent its request before the round returns; what
+//! the ones not waited for answer is never counted. So a stopped minority, which is what Redlock
+//! has N servers to tolerate, costs an operation nothing, where waiting for it cost every
+//! acquire, release and hand-over the whole `--timeout`. (With -v every answer is shown, so the
+//! round waits for all; a status, a history and the latch's rounds read every server's copy and
+//! wait for all too.)
+//!
+//! Why deciding early is safe. A late answer can only add to what the round concluded, and what
+//! it may leave is cleaned up as a failed attempt's is:
+//! - **Exclusion never depends on the servers not waited for.** Every grant rests on a quorum's
+//!   yes and on validity counted from before the first request to the vote that completed that
+//!   quorum (lock/attempt.rs, steps 1–2); a later vote would only move T2 later, so stopping at
+//!   the quorum counts no validity the lock does not have. For a mutex, a shared lock (its
+//!   readers' set is written by the same script as the grant) and a semaphore (a quorum on one
+//!   slot's key) alike, two quorums share a server, which is all the exclusion argument uses.
+//! - **A late grant is our own token on a minority.** It blocks no quorum (the others still
+//!   make one without it), is deleted by our release (sent to every server; on the same
+//!   connection behind the SET when the same process releases, as `exec` does), and otherwise
+//!   expires with the ttl. A late grant of a semaphore slot other than the one we won, a place
+//!   in the queue, or any yes to a failed attempt, is withdrawn behind the late request on its
+//!   connection (`settle`, lock/withdraw.rs), as before: the clean-up for "no answer" is the
+//!   widest, so it is sent at once when we cannot wait (`at_once`, and before we go).
+//! - **A release or an extension needs nothing back.** A late compare-and-delete removes our own
+//!   key or nothing; a late compare-and-pexpire lengthens our own key on a minority, which no
+//!   validity we count relies on. A refused extension waits for every server, because it puts
+//!   back what a minority extended (holder.rs's `restore`).
+//! - **Fences.** The write-back counts once a quorum W1 confirmed it (fence.rs's argument needs
+//!   a quorum and no more); a late write-back raises a counter to a number already issued, and
+//!   counters only grow, so it can never lower a later grant's fence.
+//! - **The latch** decides on the union over a quorum (lock/latch/mod.rs, rule 3), and treats a
+//!   server not heard from as one that is down; deciding its rounds on the first quorum of
+//!   answers would be the same as the rest being down, which its argument covers. Its rounds
+//!   still wait for every server: a repair needs a majority of *all* servers, which a later
+//!   answer can complete, so "certain" needs its own rule there.
+//! - **Before we go**, the poll loop sends every clean-up still due and writes everything we
+//!   owe, but does not wait for replies (behind.rs's `finish`): a server applies a connection's
+//!   commands in order and before it reads the end of the connection, so what we wrote reaches
+//!   a stopped server when it runs again. What is lost anyway (a reset by something in between)
+//!   leaves our token on a minority until the ttl, as a server that stays away longer than the
+//!   wait did before: a liveness cost, never an exclusion one.
+//!
 //! Two ways to run a round, with the same properties: when every server is plain (TCP or a Unix
 //! socket), one thread and one poll(2) over all their sockets (poll.rs); otherwise (a Sentinel
 //! group, a cluster, TLS) a thread per server, each with the redis crate's blocking connection
-//! (threads.rs). A round's requests are the same closures either way (server/replay.rs).
+//! (threads.rs). A round's requests are the same closures either way (server/replay.rs). Only
+//! the acquire is decided early on the threads; their other rounds, and a one-shot's exit (which
+//! joins the workers of late servers), still wait for every server: making the poll loop the
+//! only way (TLS through rustls's own state machine, Sentinel and Cluster over the same wires)
+//! is the work left to do.
 //! - round.rs: a round's vocabulary: the request, a server's reply, a node's error, a clean-up.
 //! - threads.rs: the thread-per-server rounds; ask.rs: one server's request on its thread;
 //!   kept.rs: its connection, kept between rounds; late.rs: a round decided before every server
@@ -122,6 +171,71 @@ impl Nodes {
         replies.into_iter().flatten().collect()
     }
 
+    /// `round_everywhere`, ended as soon as `decided` says the replies in hand settle its
+    /// outcome (the module comment says why that is safe): the servers it did not wait for are
+    /// `None`. Their request has gone out, and what they answer is read and dropped when their
+    /// connection is next used, or left unread when we go. For a request that needs no clean-up
+    /// whatever it answers: a release, an extension, a fence's write-back. A thread per server
+    /// still waits for every server.
+    pub(crate) fn round_decided<T, F>(
+        &mut self,
+        op: F,
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+    ) -> Vec<Option<Reply<T>>>
+    where
+        T: Send,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+    {
+        let everyone = vec![true; self.servers.len()];
+        self.round_reaching_until(&everyone, op, decided, true)
+    }
+
+    /// `round_on`, ended like `round_decided`: the follow-up to the last round on the servers
+    /// whose entry in `targets` is true, decided once `decided` says so.
+    pub(crate) fn round_on_decided<T, F>(
+        &mut self,
+        targets: &[bool],
+        op: F,
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+    ) -> Vec<Option<Reply<T>>>
+    where
+        T: Send,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+    {
+        self.round_reaching_until(targets, op, decided, false)
+    }
+
+    fn round_reaching_until<T, F>(
+        &mut self,
+        targets: &[bool],
+        op: F,
+        decided: impl Fn(&[Option<Reply<T>>]) -> bool,
+        everywhere: bool,
+    ) -> Vec<Option<Reply<T>>>
+    where
+        T: Send,
+        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+    {
+        let Some(poll) = &mut self.poll else {
+            if everywhere {
+                return self
+                    .round_reaching(op, true)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+            }
+            return self
+                .threads
+                .round_on(&self.servers, (self.timeout, false), targets, op);
+        };
+        if everywhere {
+            poll.retire_stalled();
+        }
+        let (replies, late) = poll.round(targets, self.timeout, (&op, None), decided);
+        poll.let_go(late);
+        replies
+    }
+
     /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
     /// goes out on the connection that carried that round's request even if the reply to it is
     /// late (see `Kept`). The others are neither connected to nor asked; their reply is `None`.
@@ -210,7 +324,7 @@ impl Nodes {
 impl Drop for Nodes {
     fn drop(&mut self) {
         if let Some(poll) = &mut self.poll {
-            poll.finish();
+            poll.finish(self.timeout);
         }
         self.threads.join_late();
     }

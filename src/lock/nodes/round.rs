@@ -15,6 +15,9 @@ pub(crate) enum NodeError {
     Down(String),
     /// The key exists with another type: a non-redlock client (Redisson's hash) holds it.
     ForeignType,
+    /// The round was decided before this server answered (nodes/mod.rs): its request went out,
+    /// and what it answers is not counted. Not a failure of the server.
+    NotWaitedFor,
 }
 
 impl std::fmt::Display for NodeError {
@@ -22,6 +25,7 @@ impl std::fmt::Display for NodeError {
         match self {
             NodeError::Down(why) => f.write_str(why),
             NodeError::ForeignType => f.write_str("key holds a non-string value"),
+            NodeError::NotWaitedFor => f.write_str("not waited for: the round was already decided"),
         }
     }
 }
@@ -32,6 +36,17 @@ pub(crate) struct Reply<T> {
     /// When the answer arrived, for the quorum's end time (T2).
     pub(crate) at: BootInstant,
     pub(crate) latency: Duration,
+}
+
+impl<T> Reply<T> {
+    /// The reply of a server a round decided without, `started` being the round's start.
+    pub(crate) fn not_waited_for(started: BootInstant) -> Reply<T> {
+        Reply {
+            result: Err(NodeError::NotWaitedFor),
+            at: BootInstant::now(),
+            latency: started.elapsed(),
+        }
+    }
 }
 
 /// A request that can outlive the round that sent it (`round_until`).
