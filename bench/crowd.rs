@@ -43,7 +43,7 @@ impl Bench {
         report.note("overtakes ≤ 10 % of handovers");
     }
 
-    fn crowd(
+    pub(super) fn crowd(
         &mut self,
         name: &str,
         workers: usize,
@@ -111,7 +111,7 @@ impl Bench {
 
 /// What a crowd run showed.
 #[derive(Default)]
-struct Crowd {
+pub(super) struct Crowd {
     wall: Duration,
     per_section: Option<f64>,
     /// Network reads (INFO stats `total_reads_processed`) per server per section.
@@ -195,7 +195,7 @@ fn stat_sum(servers: &[Redis], name: &str) -> u64 {
 }
 
 impl Report {
-    fn crowd(&mut self, name: &str, c: &Crowd, baseline: Option<&Crowd>) {
+    pub(super) fn crowd(&mut self, name: &str, c: &Crowd, baseline: Option<&Crowd>) {
         let mut line = format!(
             "  {name:<30} wall {:>10}  gap median {:>8} p99 {:>9}  longest wait {:>10}  overtakes {:>4.1} %",
             ms(c.wall),

@@ -41,7 +41,12 @@ impl Bench {
     }
 
     pub(super) fn redlock(&self) -> Command {
-        let mut cmd = Command::new(&*REDLOCK);
+        self.redlock_of(&REDLOCK)
+    }
+
+    /// `binary` (another build of redlock, say) aimed at the servers, like `redlock`.
+    pub(super) fn redlock_of(&self, binary: &str) -> Command {
+        let mut cmd = Command::new(binary);
         cmd.env("REDLOCK_SERVERS", &self.urls)
             .env("REDLOCK_TIMEOUT", TIMEOUT)
             .env_remove("REDLOCK_WAIT")

@@ -7,7 +7,9 @@
 //! `--crowd` runs only the crowd of waiters and the stampede; `--latch` only the latch;
 //! `--cluster` only a Redis Cluster as a server; `--floor` only the floor (part l) and the crowd;
 //! `--history` only what recording a run costs (part m); `--distance` only servers at a
-//! distance (part n); `--handover` only the hand-over and the order of the queue (part o).
+//! distance (part n); `--handover` only the hand-over and the order of the queue (part o);
+//! `--stopped` only a stopped minority (part d: acquire, release and exec with 2 of 5 stopped,
+//! a crowd with 1 of 5 stopped).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
 //! against is in `harness`, what is printed in `report`, and each part (a. to o.) in a room of its
@@ -61,6 +63,9 @@ fn main() {
     let history_only = std::env::args().any(|a| a == "--history");
     // `--handover`: only the hand-over gap and the order of the queue (part o).
     let handover_only = std::env::args().any(|a| a == "--handover");
+    // `--stopped`: only a stopped minority (part d): acquire, release and exec with 2 of 5
+    // stopped, and a crowd with 1 of 5 stopped.
+    let stopped_only = std::env::args().any(|a| a == "--stopped");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -85,9 +90,13 @@ fn main() {
         && !cluster_only
         && !distance_only
         && !history_only
-        && !handover_only;
+        && !handover_only
+        && !stopped_only;
     let handovers = if smoke { 3 } else { 20 };
-    if distance_only {
+    let stopped_crowds: (&[usize], usize) = if smoke { (&[4], 16) } else { (&[8, 32], 160) };
+    if stopped_only {
+        bench.part_d(&mut report, &servers, runs.min(50), stopped_crowds);
+    } else if distance_only {
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
     } else if history_only {
         bench.part_m(&mut report, &servers, runs.min(100));
@@ -103,7 +112,7 @@ fn main() {
         bench.part_a(&mut report, runs, servers[0].port);
         bench.part_b(&mut report, runs, exec);
         bench.part_c(&mut report, workers, sections, exec);
-        bench.part_d(&mut report, &servers, runs.min(50));
+        bench.part_d(&mut report, &servers, runs.min(50), stopped_crowds);
         bench.part_e(&mut report, exec);
         bench.part_h(&mut report, runs);
         bench.part_i(&mut report, &servers, runs.min(100));
