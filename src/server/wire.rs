@@ -124,6 +124,11 @@ impl Wire {
         !self.owed.is_empty()
     }
 
+    /// Whether a reply is still owed to `sink`.
+    pub(crate) fn owes_to(&self, sink: Sink) -> bool {
+        self.owed.iter().any(|owed| owed.to == sink)
+    }
+
     /// Subscribes to `channel`: its confirmation is the reply owed to `to`, and every message
     /// after it comes as `Sink::Pushed`. Nothing is sent if it already listens (one channel a
     /// wire).

@@ -162,12 +162,26 @@ impl Loop {
 
     /// Lets go of the requests a round decided early did not wait for, when nothing that
     /// follows depends on their answer (`Nodes::round_decided`): each answer is read and dropped
-    /// when it comes, and the wire goes on serving later rounds behind it, in order.
-    pub(super) fn let_go(&mut self, late: Vec<Unfinished>) {
+    /// when it comes, and the wire goes on serving later rounds behind it, in order. One that
+    /// has not come by its round's deadline makes the wire stalled, as a time-out does, so a
+    /// connection that stopped answering (a NAT that forgot it) is replaced by the next round
+    /// rather than carrying every later request too late.
+    pub(super) fn let_go(&mut self, late: Vec<Unfinished>, timeout: Duration) {
         for unfinished in late {
-            if let Some(kept) = self.wires[unfinished.index].as_mut() {
-                kept.wire.retarget(Sink::Late(unfinished.id), Sink::Discard);
+            let owed = self.wires[unfinished.index]
+                .as_ref()
+                .is_some_and(|kept| kept.wire.owes_to(Sink::Late(unfinished.id)));
+            if !owed {
+                // Its answer came while the round was still sending to the others.
+                continue;
             }
+            self.tasks.push(Task {
+                id: unfinished.id,
+                index: unfinished.index,
+                by: unfinished.by,
+                patience: timeout,
+                next: Box::new(|_| Next::Done),
+            });
         }
     }
 

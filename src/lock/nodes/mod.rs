@@ -232,7 +232,7 @@ impl Nodes {
             poll.retire_stalled();
         }
         let (replies, late) = poll.round(targets, self.timeout, (&op, None), decided);
-        poll.let_go(late);
+        poll.let_go(late, self.timeout);
         replies
     }
 
