@@ -102,9 +102,10 @@ impl Bench {
         }
         let mut crowd = crowd_figures(&std::fs::read_to_string(&log).unwrap_or_default());
         crowd.wall = wall;
-        crowd.per_section = (name != "flock").then(|| commands as f64 / sections as f64);
-        crowd.reads =
-            (name != "flock").then(|| reads as f64 / sections as f64 / servers.len() as f64);
+        // flock asks no server: the servers' counts are the other crowds' only.
+        let asks = !name.ends_with("flock");
+        crowd.per_section = asks.then(|| commands as f64 / sections as f64);
+        crowd.reads = asks.then(|| reads as f64 / sections as f64 / servers.len() as f64);
         crowd
     }
 }
