@@ -1,5 +1,6 @@
 //! What the poll loop (poll.rs) does with the requests a round decided early stopped waiting
-//! for. Each becomes a task: its closure goes on running as its replies come (so a request of
+//! for, and with the wires whose requests went unanswered (`retire_stalled`). Each such
+//! request becomes a task: its closure goes on running as its replies come (so a request of
 //! several steps is finished as the thread of a round would have finished it), and once it has
 //! its result, or none by the round's deadline, the clean-up the caller settled on
 //! (`Nodes::settle`) goes out behind it, on the same wire, with that result. Tasks move on
@@ -149,7 +150,9 @@ impl Loop {
             let Some(kept) = self.wires[index].as_mut() else {
                 continue;
             };
-            for (sink, answer) in kept.wire.exchange() {
+            let answers = kept.wire.exchange();
+            kept.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
+            for (sink, answer) in answers {
                 match sink {
                     Sink::Late(id) => self.deliver(id, Feed::Answer(answer)),
                     Sink::Pushed => self.keep_pushed(index, answer),
@@ -158,6 +161,31 @@ impl Loop {
             }
         }
         self.expire_tasks();
+    }
+
+    /// A new round (not a follow-up) does not go out on a wire whose last request timed out.
+    /// One that carries a clean-up is kept aside until its reply (or `quiet_by`); the others
+    /// are closed, as the thread of a round drops such a connection. Unless nothing ever came
+    /// back on it: its server is stopped or cut off since we connected, a new connection would
+    /// fare no better, and each one would wait in that server's listen queue, which a crowd of
+    /// waiters would fill (then no new connection can even be made, and every round waits out
+    /// its deadline to send its request). The requests on it are answered in order, if ever.
+    pub(super) fn retire_stalled(&mut self) {
+        self.expire_tasks();
+        for slot in &mut self.wires {
+            if let Some(kept) = slot.as_mut().filter(|kept| {
+                kept.stalled && !kept.heard && !kept.wire.sending() && kept.wire.failure().is_none()
+            }) {
+                kept.stalled = false;
+                continue;
+            }
+            if slot.as_ref().is_some_and(|kept| kept.stalled) {
+                let kept = slot.take().expect("checked");
+                if !kept.quiet_by.has_passed() {
+                    self.retired.push((kept.wire, kept.quiet_by));
+                }
+            }
+        }
     }
 
     /// Lets go of the requests a round decided early did not wait for, when nothing that

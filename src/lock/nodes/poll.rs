@@ -41,6 +41,9 @@ pub(super) struct Kept {
     pub(super) wire: Wire,
     /// A request on it timed out: it may still be applied (see the module comment).
     pub(super) stalled: bool,
+    /// Something came back on it since it was opened: a server that answered once and then
+    /// stopped is worth a new connection; one that never did, not (`retire_stalled`).
+    pub(super) heard: bool,
     /// Until when replies still owed on it are worth waiting for before we go.
     pub(super) quiet_by: BootInstant,
 }
@@ -122,21 +125,6 @@ impl Loop {
             pushed: Vec::new(),
             early: Vec::new(),
         })
-    }
-
-    /// A new round (not a follow-up) does not go out on a wire whose last request timed out.
-    /// One that carries a clean-up is kept aside until its reply (or `quiet_by`); the others
-    /// are closed, as the thread of a round drops such a connection.
-    pub(super) fn retire_stalled(&mut self) {
-        self.expire_tasks();
-        for slot in &mut self.wires {
-            if slot.as_ref().is_some_and(|kept| kept.stalled) {
-                let kept = slot.take().expect("checked");
-                if !kept.quiet_by.has_passed() {
-                    self.retired.push((kept.wire, kept.quiet_by));
-                }
-            }
-        }
     }
 
     /// Runs `op` for the servers whose entry in `targets` is true, until every one has its
@@ -259,6 +247,7 @@ impl Loop {
                     self.wires[index] = Some(Kept {
                         wire,
                         stalled: false,
+                        heard: false,
                         quiet_by: run.started,
                     });
                 }
@@ -319,7 +308,9 @@ impl Loop {
             let Some(kept) = self.wires[index].as_mut() else {
                 continue;
             };
-            for (sink, answer) in kept.wire.exchange() {
+            let answers = kept.wire.exchange();
+            kept.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
+            for (sink, answer) in answers {
                 if let Sink::Late(id) = sink {
                     self.deliver(id, Feed::Answer(answer));
                     continue;
