@@ -203,3 +203,46 @@ fn a_late_yes_to_an_attempt_decided_without_it_is_cleaned_up() {
     );
     assert_eq!(cluster.servers[3].get(KEY), None);
 }
+
+#[test]
+fn waiters_connect_to_a_stopped_server_once_or_twice_not_once_an_attempt() {
+    // Short, so that each waiter outlives many of its attempts' deadlines.
+    const TIMEOUT: Duration = Duration::from_millis(100);
+    const WAITERS: usize = 6;
+    let cluster = Cluster::start(3);
+    let mut watch = cluster.servers[2].connection();
+    let before = Redis::connections_received(&mut watch);
+    cluster.servers[2].stop();
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    // Each holds for five timeouts, so the last waiter waits through about thirty.
+    let hold = format!("{}", (TIMEOUT * 5).as_secs_f64());
+    let waiters: Vec<Running> = (0..WAITERS)
+        .map(|_| {
+            cluster.spawn(&[
+                "exec",
+                "job",
+                "--timeout",
+                &timeout,
+                "--wait",
+                "60s",
+                "--",
+                "sleep",
+                &hold,
+            ])
+        })
+        .collect();
+    for waiter in waiters {
+        let output = waiter.wait();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    }
+    cluster.servers[2].resume();
+    // A connection on which nothing ever came back is kept, not replaced at each deadline
+    // (lock/nodes/behind.rs, `retire_stalled`): a new one would only wait in the stopped
+    // server's listen queue, which a crowd fills. One each, and one more for a process whose
+    // first one had answered before the server stopped.
+    let received = Redis::connections_received(&mut watch) - before;
+    assert!(
+        received <= 2 * WAITERS as u64,
+        "{received} connections reached the stopped server from {WAITERS} waiters"
+    );
+}
