@@ -10,7 +10,7 @@
 //! netem would delay every packet instead, but this machine's kernel has no netem qdisc. What a
 //! proxy cannot show: a TCP acknowledgement comes from the proxy at once, not from across the
 //! network, so a client held back by Nagle's algorithm waits less here than it would there
-//! (the counting tests, tests/it/round_trips.rs, make the proxy delay its acknowledgements).
+//! (the counting tests, tests/it/rounds/round_trips.rs, make the proxy delay its acknowledgements).
 //! A process's own start (a millisecond or two) is in every figure.
 
 use super::harness::{Bench, TIMEOUT};

@@ -10,19 +10,17 @@ fn force_release_removes_any_token_prints_it_and_exits_1_when_nothing_is_left() 
     let token = cluster.acquire_token("job", &["--ttl", "20s"]);
     cluster.servers[2].set(KEY, "someone-else");
     let released = cluster
-        .cmd(["release", "job", "--force"])
-        .assert()
-        .success()
+        .call(["release", "job", "--force"])
+        .succeeds()
         .stdout(line_count(3).and(predicate::str::contains("someone-else")));
-    let stdout = stdout_of(released.get_output());
+    let stdout = released.stdout_text();
     let pid = token.split(':').nth(2).unwrap();
     assert_eq!(stdout.matches(&format!("pid {pid}")).count(), 2, "{stdout}");
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 
     cluster
-        .cmd(["release", "job", "--force"])
-        .assert()
-        .code(1)
+        .call(["release", "job", "--force"])
+        .exits(1)
         .stdout(predicate::str::is_empty().trim())
         .stderr(predicate::str::contains("nothing to remove"));
 }
@@ -32,18 +30,16 @@ fn force_release_is_never_the_default_and_needs_a_quorum_to_say_nothing_was_ther
     let mut cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &["--ttl", "20s"]);
     // Without --token or --force, release refuses before sending anything.
-    cluster.cmd(["release", "job"]).assert().code(64);
+    cluster.call(["release", "job"]).exits(64);
     assert_eq!(cluster.holding(KEY, &token), 3);
     cluster
-        .cmd(["release", "job", "--force", "--token", &token])
-        .assert()
-        .code(64);
+        .call(["release", "job", "--force", "--token", &token])
+        .exits(64);
     cluster.servers[0].kill();
     cluster.servers[1].kill();
     cluster
-        .cmd(["release", "other", "--force", "--timeout", "100ms"])
-        .assert()
-        .code(69);
+        .call(["release", "other", "--force", "--timeout", "100ms"])
+        .exits(69);
 }
 
 #[test]
@@ -54,8 +50,8 @@ fn status_without_a_name_lists_every_lock_sorted_with_its_holder() {
     }
     // A key under another prefix is not ours to list.
     cluster.servers[0].set("other:alpha", "x");
-    let listed = cluster.cmd(["status"]).assert().success();
-    let stdout = stdout_of(listed.get_output());
+    let listed = cluster.call(["status"]).succeeds();
+    let stdout = listed.stdout_text();
     let names: Vec<&str> = stdout
         .lines()
         .skip(1)
@@ -67,7 +63,7 @@ fn status_without_a_name_lists_every_lock_sorted_with_its_holder() {
         .skip(1)
         .all(|l| l.contains("held") && l.contains("pid ") && l.contains("3/3")));
 
-    let value = json(cluster.cmd(["status", "--json"]).assert().get_output());
+    let value = json(cluster.call(["status", "--json"]).get_output());
     let locks = value["locks"].as_array().unwrap();
     assert_eq!(locks.len(), 3);
     assert_eq!(locks[0]["name"], "alpha");
@@ -81,12 +77,7 @@ fn status_shows_holder_facts_and_per_server_ttl() {
     let cluster = Cluster::start(3);
     let acquiring = Instant::now();
     cluster.acquire_token("job", &["--ttl", &format!("{}s", TTL.as_secs())]);
-    let value = json(
-        cluster
-            .cmd(["status", "job", "--json"])
-            .assert()
-            .get_output(),
-    );
+    let value = json(cluster.call(["status", "job", "--json"]).get_output());
     let holder = &value["holder"];
     assert!(holder["host"].as_str().is_some_and(|h| !h.is_empty()));
     assert!(holder["pid"].as_u64().is_some());
@@ -101,8 +92,8 @@ fn status_shows_holder_facts_and_per_server_ttl() {
             acquiring,
         );
     }
-    let table = cluster.cmd(["status", "job"]).assert();
-    let table = stdout_of(table.get_output());
+    let table = cluster.call(["status", "job"]);
+    let table = table.stdout_text();
     assert!(
         table.contains("acquired ") && table.contains(" ago)"),
         "{table}"
@@ -119,21 +110,19 @@ fn verbose_shows_each_server_outcome_latency_and_validity() {
     let mut cluster = Cluster::start(3);
     cluster.servers[2].kill();
     let acquired = cluster
-        .cmd(["acquire", "job", "-v", "--ttl", "10s"])
-        .assert()
-        .success()
+        .call(["acquire", "job", "-v", "--ttl", "10s"])
+        .succeeds()
         .stderr(
             predicate::str::contains("acquire redlock:job: 2 of 3 servers")
                 .and(predicate::str::contains("validity "))
                 .and(predicate::str::contains("down: connection refused"))
                 .and(predicate::str::contains("ms  ")),
         );
-    let stderr = stderr_of(acquired.get_output());
+    let stderr = acquired.stderr_text();
     assert_eq!(stderr.matches("  set").count(), 2, "{stderr}");
     // Without -v, success says nothing.
     cluster
-        .cmd(["acquire", "other"])
-        .assert()
+        .call(["acquire", "other"])
         .stderr(predicate::str::is_empty().trim());
 }
 
@@ -141,19 +130,16 @@ fn verbose_shows_each_server_outcome_latency_and_validity() {
 fn quiet_keeps_errors_only() {
     let cluster = Cluster::start(2);
     cluster
-        .cmd(["acquire", "job"])
-        .assert()
+        .call(["acquire", "job"])
         .stderr(predicate::str::contains("even"));
     // Busy is an expected outcome, not an error: the exit status says it.
     cluster
-        .cmd(["acquire", "job", "-q"])
-        .assert()
-        .code(75)
+        .call(["acquire", "job", "-q"])
+        .exits(75)
         .stderr(predicate::str::is_empty().trim());
     cluster
-        .cmd(["-q", "release", "job", "--token", "not-the-token"])
-        .assert()
-        .code(1)
+        .call(["-q", "release", "job", "--token", "not-the-token"])
+        .exits(1)
         .stderr(
             predicate::str::contains("even")
                 .not()
@@ -168,9 +154,7 @@ fn json_log_format_gives_one_object_per_line_and_no_secrets() {
     let server = Redis::start_with(&["--requirepass", "hunter2"]);
     let url = server.url_with_password();
     let acquiring = Instant::now();
-    let acquired = redlock_cmd(["-s", &url, "--log-format", "json", "acquire", "job"])
-        .assert()
-        .success();
+    let acquired = call(["-s", &url, "--log-format", "json", "acquire", "job"]).succeeds();
     let output = acquired.get_output();
     let token = stdout_of(output);
     let lines = json_lines(&stderr_of(output));

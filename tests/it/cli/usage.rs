@@ -1,6 +1,6 @@
 //! The command line a newcomer types: flock's spellings answered with redlock's (exit 64, one
 //! line, nothing sent to any server), help that fits the terminal and `redlock help` (how much
-//! `-h` and `--help` say: `help.rs`), man pages with every section, and the JSON log's `pid`
+//! `-h` and `--help` say: `meta/help.rs`), man pages with every section, and the JSON log's `pid`
 //! always redlock's own.
 
 use crate::support::*;
@@ -77,13 +77,10 @@ fn flock_habits_exit_64_naming_the_redlock_way_and_send_nothing() {
 fn a_url_or_socket_after_dash_s_is_a_server_not_a_habit() {
     let cluster = Cluster::start(1);
     let url = cluster.servers[0].url_with_password();
-    redlock_cmd(["-s", &url, "acquire", "job"])
-        .assert()
-        .success();
+    call(["-s", &url, "acquire", "job"]).succeeds();
     // A socket path that nothing listens on: unavailable, not a flock habit.
-    redlock_cmd(["-s", "/nonexistent/redis.sock", "status", "job"])
-        .assert()
-        .code(69)
+    call(["-s", "/nonexistent/redis.sock", "status", "job"])
+        .exits(69)
         .stderr(predicate::str::contains("flock").not());
 }
 
@@ -99,10 +96,7 @@ fn redlock_help_exec_exits_0_and_prints_execs_help() {
         .assert()
         .success();
     assert_eq!(stdout_of(help.get_output()), stdout_of(flag.get_output()));
-    redlock_cmd(["help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Commands:"));
+    call(["help"]).succeeds().stdout_has("Commands:");
 }
 
 #[test]
@@ -233,9 +227,8 @@ fn the_log_gives_the_commands_pid_as_child_pid_and_keeps_pid_redlocks() {
 fn keys_with_a_unit_separator_are_escaped_in_text_messages() {
     let cluster = Cluster::start(1);
     cluster
-        .cmd(["-v", "acquire", "pool", "--limit", "2"])
-        .assert()
-        .success()
+        .call(["-v", "acquire", "pool", "--limit", "2"])
+        .succeeds()
         .stderr(predicate::str::contains('\u{1f}').not())
         .stderr(predicate::str::contains("redlock:pool\\x1fslots"));
     // The JSON log carries the key as data.
@@ -259,8 +252,8 @@ fn keys_with_a_unit_separator_are_escaped_in_text_messages() {
 #[test]
 fn help_shows_the_environment_variable_of_every_option_and_examples() {
     for sub in ["acquire", "release", "extend", "status", "exec"] {
-        let output = redlock_cmd([sub, "--help"]).assert().success();
-        let help = stdout_of(output.get_output());
+        let output = call([sub, "--help"]).succeeds();
+        let help = output.stdout_text();
         // Help wraps to the terminal, which may break a line inside `[env: …]`.
         let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
         for var in [

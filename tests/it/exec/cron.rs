@@ -125,14 +125,9 @@ fn max_runtime_with_a_hold_keeps_the_lock_and_kills_a_command_that_ignores_term(
     let output = run(&cluster, &args);
     assert_eq!(output.status.code(), Some(124), "{}", stderr_of(&output));
     assert!(cluster.values(KEY).iter().all(Option::is_some));
-    let status = json(
-        cluster
-            .cmd(["status", "job", "--json"])
-            .assert()
-            .get_output(),
-    );
+    let status = json(cluster.call(["status", "job", "--json"]).get_output());
     assert_eq!(status["kept"]["status"], "timeout", "{status}");
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
 }
 
 #[test]
@@ -151,9 +146,8 @@ fn a_zero_negative_or_bare_hold_or_max_runtime_is_a_usage_error() {
     ] {
         // Refused before anything runs: a one-shot run, though it is an exec.
         cluster
-            .cmd(["exec", "job", flag, value, "--", "sh", "-c", &touch])
-            .assert()
-            .code(64)
+            .call(["exec", "job", flag, value, "--", "sh", "-c", &touch])
+            .exits(64)
             .stderr(
                 line_count(1)
                     .and(predicate::str::contains(flag))
@@ -168,9 +162,8 @@ fn a_zero_negative_or_bare_hold_or_max_runtime_is_a_usage_error() {
         .stderr(predicate::str::contains("--hold-at-least"));
     let token = cluster.acquire_token("job", &[]);
     cluster
-        .cmd(["release", "job", "--token", &token, "--hold-at-least", "0s"])
-        .assert()
-        .code(64);
+        .call(["release", "job", "--token", &token, "--hold-at-least", "0s"])
+        .exits(64);
     assert!(!marker.exists(), "the command ran");
     // The refused release sent nothing: the scripted lock is untouched.
     assert_eq!(cluster.values(KEY), vec![Some(token)]);

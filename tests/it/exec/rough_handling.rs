@@ -177,9 +177,8 @@ fn a_sigstop_of_redlocks_group_stops_the_command_before_the_lock_runs_out() {
 /// How the runs of `name` ended, newest first.
 fn ended_as(cluster: &Cluster, name: &str) -> Vec<String> {
     let output = cluster
-        .cmd(["history", name, "--json"])
-        .assert()
-        .code(0)
+        .call(["history", name, "--json"])
+        .exits(0)
         .get_output()
         .clone();
     document(&output)["runs"]
@@ -231,10 +230,7 @@ fn a_release_that_finds_the_token_gone_ends_the_run_lost() {
     let cluster = Cluster::start(3);
     let script = r#"touch "$DIR/ready"; while [ ! -e "$DIR/go" ]; do sleep 0.02; done"#;
     let (child, dir) = exec_until_ready(&cluster, &["exec", "job", "--ttl", "60s"], script);
-    cluster
-        .cmd(["release", "job", "--force"])
-        .assert()
-        .success();
+    cluster.call(["release", "job", "--force"]).succeeds();
     std::fs::write(dir.path().join("go"), "").unwrap();
     let output = child.finish(SLACK);
     let stderr = stderr_of(&output);
@@ -242,9 +238,8 @@ fn a_release_that_finds_the_token_gone_ends_the_run_lost() {
     assert!(stderr.contains("token was gone"), "{stderr}");
     let history = document(
         cluster
-            .cmd(["history", "job", "--json"])
-            .assert()
-            .code(0)
+            .call(["history", "job", "--json"])
+            .exits(0)
             .get_output(),
     );
     let runs: Vec<(&str, &Value)> = history["runs"]

@@ -75,8 +75,8 @@ fn exec_cannot_run_a_missing_or_non_executable_command() {
 #[test]
 fn exec_does_not_run_the_command_when_the_lock_is_busy() {
     let cluster = Cluster::start(3);
-    let holder = cluster.cmd(["acquire", "job"]).assert();
-    let token = stdout_of(holder.get_output());
+    let holder = cluster.call(["acquire", "job"]);
+    let token = holder.stdout_text();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
     let touch = format!("touch {}", marker.display());

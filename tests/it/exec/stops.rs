@@ -36,7 +36,7 @@ fn exec_renews_the_lock_while_the_command_runs() {
         if started.elapsed() > TTL {
             highest_pttl_after_expiry = highest_pttl_after_expiry.max(cluster.servers[0].pttl(KEY));
         }
-        cluster.cmd(["acquire", "job"]).assert().code(75);
+        cluster.call(["acquire", "job"]).exits(75);
         std::thread::sleep(Duration::from_millis(100));
     }
     // Right after a renewal the key has about a whole TTL again.

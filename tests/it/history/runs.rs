@@ -19,9 +19,8 @@ fn unix_ms() -> u64 {
 /// `history NAME --json` of `cluster`, which must exit `code`.
 fn history(cluster: &Cluster, name: &str, code: i32) -> Value {
     let output = cluster
-        .cmd(["history", name, "--json"])
-        .assert()
-        .code(code)
+        .call(["history", name, "--json"])
+        .exits(code)
         .get_output()
         .clone();
     document(&output)
@@ -80,16 +79,12 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
         &["exec", "job", "--ttl", "1500ms", "--timeout", "100ms"],
         "touch \"$DIR/ready\"; sleep 30",
     );
-    cluster
-        .cmd(["release", "job", "--force"])
-        .assert()
-        .success();
+    cluster.call(["release", "job", "--force"]).succeeds();
     assert_eq!(losing.wait().status.code(), Some(125));
     let token = cluster.acquire_token("job", &[]);
     cluster
-        .cmd(["release", "job", "--token", &token])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &token])
+        .succeeds();
     let after = unix_ms();
 
     let document = history(&cluster, "job", 0);
@@ -143,8 +138,8 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
     assert_eq!(jobs[0]["token"], token.as_str());
 
     // The table says the same, newest first; -n keeps the newest.
-    let table = cluster.cmd(["history", "job"]).assert().success();
-    let table = stdout_of(table.get_output());
+    let table = cluster.call(["history", "job"]).succeeds();
+    let table = table.stdout_text();
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].starts_with("history of job: 8 runs"), "{table}");
     assert!(lines[1].starts_with("STARTED ") && lines[1].contains(" ENDED AS "));
@@ -163,16 +158,15 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
     }
     let newest = history_of(&cluster, &["job", "-n", "2", "--since", "1h"]);
     assert_eq!(runs_of(&newest), ["released", "lost"]);
-    cluster.cmd(["history", "never-ran"]).assert().code(1);
+    cluster.call(["history", "never-ran"]).exits(1);
 
     // A semaphore's runs with their slot, a shared lock's with their mode.
     exec_on(&cluster, &["pool", "--limit", "2", "--", "true"]);
     exec_on(&cluster, &["rw", "--shared", "--", "true"]);
     let reader = cluster.acquire_token("rw", &["--shared"]);
     cluster
-        .cmd(["release", "rw", "--shared", "--token", &reader])
-        .assert()
-        .success();
+        .call(["release", "rw", "--shared", "--token", &reader])
+        .succeeds();
     let pool = history(&cluster, "pool", 0);
     let slot = runs(&pool)[0]["slot"].as_u64().expect("a slot");
     assert!(slot < 2, "{pool}");
@@ -188,13 +182,13 @@ fn every_way_a_run_ends_is_recorded_with_its_host_and_times() {
             (&"shared".into(), &"ok".into())
         ]
     );
-    let table = cluster.cmd(["history", "pool"]).assert().success();
-    assert!(stdout_of(table.get_output()).contains(&format!(" slot {slot} ")));
+    let table = cluster.call(["history", "pool"]).succeeds();
+    assert!(table.stdout_text().contains(&format!(" slot {slot} ")));
 
     // --history 0 writes nothing; --history N keeps the N newest on each server.
     exec_on(&cluster, &["quiet", "--history", "0", "--", "true"]);
     assert!(entries(&cluster, "quiet").iter().all(Vec::is_empty));
-    cluster.cmd(["history", "quiet"]).assert().code(1);
+    cluster.call(["history", "quiet"]).exits(1);
     for _ in 0..3 {
         exec_on(&cluster, &["capped", "--history", "2", "--", "true"]);
     }
@@ -255,7 +249,7 @@ fn a_history_goes_once_its_name_has_been_idle_for_the_retention() {
     wait_for("the idle history to go", retention * 2, || {
         cluster.servers[0].pttl(key) == -2
     });
-    cluster.cmd(["history", "idle"]).assert().code(1);
+    cluster.call(["history", "idle"]).exits(1);
 }
 
 #[test]
@@ -359,12 +353,7 @@ fn a_cluster_keeps_the_history_in_the_lock_keys_slot() {
         .query(&mut setup.cluster.node(port).connection())
         .unwrap();
     assert_eq!(kept, 2);
-    let document = json(
-        setup
-            .cmd(["history", &name, "--json"])
-            .assert()
-            .get_output(),
-    );
+    let document = json(setup.call(["history", &name, "--json"]).get_output());
     let slots: Vec<(Option<u64>, &Value)> = runs(&document)
         .iter()
         .map(|run| (run["slot"].as_u64(), &run["servers_holding"]))
@@ -427,5 +416,5 @@ fn times_from_the_year_10000_on_are_shown_as_numbers_not_a_crash() {
         let document = document(&output);
         assert!(document.is_object(), "{args:?}");
     }
-    cluster.cmd(["status"]).assert().code(0);
+    cluster.call(["status"]).exits(0);
 }

@@ -189,7 +189,7 @@ fn status_lists_latches_apart_from_locks() {
         .assert()
         .success();
     count_down(&cluster, "host-a");
-    let list = cluster.cmd(["status", "--json"]).assert().success();
+    let list = cluster.call(["status", "--json"]).succeeds();
     let list = document(list.get_output());
     let locks = list["locks"].as_array().unwrap();
     assert_eq!(locks.len(), 1, "{list}");
@@ -199,8 +199,8 @@ fn status_lists_latches_apart_from_locks() {
     assert_eq!(latches[0]["name"], "etl");
     assert_eq!(latches[0]["key"], LATCH_KEY);
     assert_eq!(latches[0]["done"], 1);
-    let text = cluster.cmd(["status"]).assert();
-    let text = stdout_of(text.get_output());
+    let text = cluster.call(["status"]);
+    let text = text.stdout_text();
     let (locks, latches) = text.split_once("\n\n").expect("two tables");
     assert!(locks.starts_with("NAME") && locks.contains("etl"), "{text}");
     assert!(latches.starts_with("LATCH"), "{text}");

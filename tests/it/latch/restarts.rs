@@ -3,7 +3,7 @@
 //! majority of all servers holds, and the latch never opens early.
 //!
 //! The stress run, twenty times the schedule on fresh servers (not part of `cargo test`):
-//! `cargo test --test it latch_restarts:: -- --ignored --nocapture`.
+//! `cargo test --test it latch::restarts:: -- --ignored --nocapture`.
 
 use crate::support::latches::*;
 use crate::support::*;
@@ -76,7 +76,7 @@ fn a_refused_set_writes_nothing_and_two_restarts_and_a_stop_never_open_it_early(
 }
 
 #[test]
-#[ignore = "a stress run: `cargo test --test it latch_restarts:: -- --ignored`"]
+#[ignore = "a stress run: `cargo test --test it latch::restarts:: -- --ignored`"]
 fn the_restart_schedule_never_opens_early_in_twenty_runs() {
     const RUNS: usize = 20;
     let early = (0..RUNS).filter(|_| run_schedule().look == Some(0)).count();

@@ -16,9 +16,8 @@ fn acquire_sets_the_token_on_every_server_and_release_removes_it() {
         assert_left("pttl", server.pttl(KEY) as u64, TTL, acquiring);
     }
     cluster
-        .cmd(["release", "job", "--token", &token])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &token])
+        .succeeds();
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
 
@@ -26,12 +25,12 @@ fn acquire_sets_the_token_on_every_server_and_release_removes_it() {
 fn second_acquirer_is_busy_with_75_and_minus_e_changes_the_code() {
     let cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &[]);
-    cluster.cmd(["acquire", "job"]).assert().code(75).stderr(
+    cluster.call(["acquire", "job"]).exits(75).stderr(
         predicate::str::contains("busy")
             .and(predicate::str::contains("pid "))
             .and(line_count(1)),
     );
-    cluster.cmd(["acquire", "job", "-E", "3"]).assert().code(3);
+    cluster.call(["acquire", "job", "-E", "3"]).exits(3);
     // The refused attempts left the holder's key alone everywhere.
     assert_eq!(cluster.holding(KEY, &token), 3);
 }
@@ -44,10 +43,9 @@ fn a_refused_acquire_names_the_holder_without_asking_the_servers_again() {
         server.reset_stats();
     }
     cluster
-        .cmd(["acquire", "job"])
-        .assert()
-        .code(75)
-        .stderr(predicate::str::contains("pid "));
+        .call(["acquire", "job"])
+        .exits(75)
+        .stderr_has("pid ");
     for server in &cluster.servers {
         let calls = server.command_calls();
         // One script call (the SET that also returned the holder), and no second look.
@@ -62,12 +60,9 @@ fn a_key_set_by_another_client_makes_acquire_busy() {
     for server in &cluster.servers {
         server.set(KEY, "other");
     }
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
     assert_eq!(cluster.holding(KEY, "other"), 3);
-    cluster
-        .cmd(["release", "job", "--token", "mine"])
-        .assert()
-        .code(1);
+    cluster.call(["release", "job", "--token", "mine"]).exits(1);
     assert_eq!(cluster.holding(KEY, "other"), 3);
 }
 
@@ -80,9 +75,8 @@ fn tokens_are_unique_per_acquisition() {
         assert!(token.len() >= 32);
         assert!(seen.insert(token.clone()), "token reused: {token}");
         cluster
-            .cmd(["release", "job", "--token", &token])
-            .assert()
-            .success();
+            .call(["release", "job", "--token", &token])
+            .succeeds();
     }
 }
 
@@ -107,14 +101,10 @@ fn a_wrong_token_can_neither_release_nor_extend() {
     let cluster = Cluster::start(3);
     let token = cluster.acquire_token("job", &["--ttl", &format!("{}s", TTL.as_secs())]);
     let wrong = format!("{}x", token);
+    cluster.call(["release", "job", "--token", &wrong]).exits(1);
     cluster
-        .cmd(["release", "job", "--token", &wrong])
-        .assert()
-        .code(1);
-    cluster
-        .cmd(["extend", "job", "--token", &wrong, "--ttl", "60s"])
-        .assert()
-        .code(1);
+        .call(["extend", "job", "--token", &wrong, "--ttl", "60s"])
+        .exits(1);
     assert_eq!(cluster.holding(KEY, &token), 3);
     let ttl = TTL.as_millis() as i64;
     assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= ttl));
@@ -127,20 +117,17 @@ fn extend_renews_the_ttl_and_reports_fresh_validity() {
     let token = cluster.acquire_token("job", &["--ttl", "2s"]);
     let extending = Instant::now();
     let extended = cluster
-        .cmd(["extend", "job", "--token", &token, "--ttl", "60s"])
-        .assert()
-        .success();
-    let validity: u64 = stdout_of(extended.get_output()).parse().unwrap();
+        .call(["extend", "job", "--token", &token, "--ttl", "60s"])
+        .succeeds();
+    let validity: u64 = extended.stdout_text().parse().unwrap();
     // 60 s minus drift minus the round trip: far above the 2 s we started with.
     assert_left("validity", validity, TTL - drift(TTL), extending);
     for server in &cluster.servers {
         assert_left("pttl", server.pttl(KEY) as u64, TTL, extending);
     }
     let again = Instant::now();
-    let json = cluster
-        .cmd(["extend", "job", "--token", &token, "--ttl", "30s", "--json"])
-        .assert();
-    let value: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let json = cluster.call(["extend", "job", "--token", &token, "--ttl", "30s", "--json"]);
+    let value: serde_json::Value = json.json();
     assert_eq!(value["token"], token.as_str());
     let validity = value["validity_ms"].as_u64().unwrap();
     assert_left("validity", validity, TTL / 2 - drift(TTL / 2), again);
@@ -153,10 +140,7 @@ fn extend_of_an_expired_lock_fails_and_does_not_recreate_it() {
     wait_for("the lock to expire", Duration::from_secs(5), || {
         cluster.values(KEY).iter().all(Option::is_none)
     });
-    cluster
-        .cmd(["extend", "job", "--token", &token])
-        .assert()
-        .code(1);
+    cluster.call(["extend", "job", "--token", &token]).exits(1);
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
 
@@ -182,10 +166,10 @@ fn usage_errors_exit_64_with_one_line_and_touch_no_server() {
     ];
     for args in cases {
         cluster
-            .cmd(*args)
-            .assert()
-            .code(64)
-            .stderr(line_count(1).and(predicate::str::contains("hunter2").not()));
+            .call(*args)
+            .exits(64)
+            .stderr_lines(1)
+            .never_shows("hunter2");
     }
     let keys = cluster.servers[0].keys();
     assert!(keys.is_empty(), "left behind: {keys:?}");
@@ -212,11 +196,11 @@ fn an_unprintable_token_is_an_internal_error_and_the_lock_is_released() {
 #[test]
 fn status_shows_each_server_and_the_quorum_verdict() {
     let mut cluster = Cluster::start(3);
-    cluster.cmd(["status", "job"]).assert().code(1);
+    cluster.call(["status", "job"]).exits(1);
     let token = cluster.acquire_token("job", &[]);
     cluster.servers[2].kill();
-    let output = cluster.cmd(["status", "job"]).assert().success();
-    let text = stdout_of(output.get_output());
+    let output = cluster.call(["status", "job"]).succeeds();
+    let text = output.stdout_text();
     assert!(
         text.contains("held by pid") && text.contains("on 2 of 3 servers"),
         "{text}"
@@ -226,8 +210,8 @@ fn status_shows_each_server_and_the_quorum_verdict() {
     for server in &cluster.servers {
         assert!(text.contains(&server.url()), "{text}");
     }
-    let output = cluster.cmd(["status", "job", "--json"]).assert();
-    let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let output = cluster.call(["status", "job", "--json"]);
+    let value: serde_json::Value = output.json();
     assert_eq!(value["held"], true);
     assert_eq!(value["token"], token.as_str());
     assert_eq!(value["key"], KEY);
@@ -238,13 +222,12 @@ fn status_shows_each_server_and_the_quorum_verdict() {
     assert_eq!(servers[0]["holds_key"], true);
     assert_eq!(servers[2]["reachable"], false);
     // Without a name: every lock under the prefix.
-    let output = cluster.cmd(["status", "--json"]).assert();
-    let value: serde_json::Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let output = cluster.call(["status", "--json"]);
+    let value: serde_json::Value = output.json();
     assert_eq!(value["locks"][0]["name"], "job");
     assert_eq!(value["locks"][0]["token"], token.as_str());
     cluster
-        .cmd(["status"])
-        .assert()
+        .call(["status"])
         .stdout(predicate::str::contains("job").and(predicate::str::contains("2/3")));
 }
 
@@ -272,12 +255,8 @@ fn passwords_never_appear_in_any_output() {
         run(&["status", "job", "--json"]),
         run(&["status"]),
         run(&["acquire", "job"]),
-        redlock_cmd(["-s", &wrong, "acquire", "job"])
-            .assert()
-            .get_output()
-            .clone(),
-        redlock_cmd(["-s", &wrong, "status", "job", "--json"])
-            .assert()
+        call(["-s", &wrong, "acquire", "job"]).get_output().clone(),
+        call(["-s", &wrong, "status", "job", "--json"])
             .get_output()
             .clone(),
     ];

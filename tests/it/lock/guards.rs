@@ -53,9 +53,8 @@ fn a_unix_socket_of_a_listed_server_votes_once() {
 fn a_replica_is_named_as_one_not_as_down() {
     let master = Redis::start();
     let replica = Redis::start_with(&["--replicaof", "127.0.0.1", &master.port.to_string()]);
-    redlock_cmd(["-s", &replica.url(), "acquire", "job"])
-        .assert()
-        .code(69)
+    call(["-s", &replica.url(), "acquire", "job"])
+        .exits(69)
         .stderr(
             predicate::str::contains(format!(
                 "{}: replica (read-only): list its master, or the group as redis+sentinel://",
@@ -74,10 +73,10 @@ fn a_server_out_of_memory_says_so() {
         .arg(1)
         .query(&mut server.connection())
         .unwrap();
-    redlock_cmd(["-s", &server.url(), "acquire", "job"])
-        .assert()
-        .code(69)
-        .stderr(predicate::str::contains("out of memory (maxmemory)").and(line_count(1)));
+    call(["-s", &server.url(), "acquire", "job"])
+        .exits(69)
+        .stderr_has("out of memory (maxmemory)")
+        .stderr_lines(1);
 }
 
 #[test]
@@ -86,13 +85,9 @@ fn a_command_refused_inside_a_script_is_named() {
     // Every release with nobody waiting ends in DEL; a successful acquire sends none.
     recipe_user(&server, "nodel", &["del"], &[]);
     let url = format!("redis://nodel:pw@127.0.0.1:{}", server.port);
-    let acquired = redlock_cmd(["-s", &url, "acquire", "job"])
-        .assert()
-        .success();
-    let token = stdout_of(acquired.get_output());
-    redlock_cmd(["-s", &url, "release", "job", "--token", &token])
-        .assert()
-        .code(69)
+    let acquired = call(["-s", &url, "acquire", "job"]).succeeds();
+    let token = acquired.stdout_text();
+    call(["-s", &url, "release", "job", "--token", &token]).exits(69)
         .stderr(
             predicate::str::contains(
                 "the ACL user may not run DEL (in a script): give it the ACL that docs/doctor.md lists",
@@ -147,21 +142,16 @@ fn resp3_on_a_server_without_hello_says_what_to_do() {
     // A server that does not know HELLO, as Redis 5 does not.
     let server = Redis::start_with(&["--rename-command", "HELLO", ""]);
     let url = format!("redis://127.0.0.1:{}/?protocol=3", server.port);
-    redlock_cmd(["-s", &url, "acquire", "job"])
-        .assert()
-        .code(69)
-        .stderr(
-            predicate::str::contains("does not speak RESP3")
-                .and(predicate::str::contains("leave ?protocol=3 out of its URL"))
-                .and(line_count(1)),
-        );
+    call(["-s", &url, "acquire", "job"]).exits(69).stderr(
+        predicate::str::contains("does not speak RESP3")
+            .and(predicate::str::contains("leave ?protocol=3 out of its URL"))
+            .and(line_count(1)),
+    );
 }
 
 #[test]
 fn a_wildcard_address_is_a_usage_error() {
-    redlock_cmd(["-s", "redis://0.0.0.0:6390", "acquire", "job"])
-        .assert()
-        .code(64)
+    call(["-s", "redis://0.0.0.0:6390", "acquire", "job"]).exits(64)
         .stderr(
             predicate::str::contains(
                 "invalid server URL 'redis://0.0.0.0:6390': 0.0.0.0 and :: are where a server listens",

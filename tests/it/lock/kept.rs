@@ -10,12 +10,7 @@ use std::time::{Duration, Instant};
 
 /// The `status job --json` of the cluster.
 fn status_json(cluster: &Cluster) -> serde_json::Value {
-    json(
-        cluster
-            .cmd(["status", "job", "--json"])
-            .assert()
-            .get_output(),
-    )
+    json(cluster.call(["status", "job", "--json"]).get_output())
 }
 
 /// Every server holds a kept value in place of `token`, and nobody can take the lock.
@@ -27,7 +22,7 @@ fn assert_kept_instead_of(cluster: &Cluster, token: &str) {
             .all(|v| v.is_some() && v.as_deref() != Some(token)),
         "the lock was not kept: {values:?}"
     );
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
 }
 
 /// The `--hold-at-least` of `held_a_minute`.
@@ -217,7 +212,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
     let token = cluster.acquire_token("job", &[]);
     let hold = format!("{}s", HOLD.as_secs());
     cluster
-        .cmd([
+        .call([
             "release",
             "job",
             "--token",
@@ -225,8 +220,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
             "--hold-at-least",
             &hold,
         ])
-        .assert()
-        .success();
+        .succeeds();
     assert_kept_instead_of(&cluster, &token);
     let hold_ms = HOLD.as_millis() as i64;
     assert!(cluster
@@ -234,21 +228,16 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
         .iter()
         .all(|s| (1..=hold_ms).contains(&s.pttl(KEY))));
     // Neither the token nor the kept value stretches the hold.
-    cluster
-        .cmd(["extend", "job", "--token", &token])
-        .assert()
-        .code(1);
+    cluster.call(["extend", "job", "--token", &token]).exits(1);
     let kept = cluster.values(KEY)[0].clone().unwrap();
     cluster
-        .cmd(["extend", "job", "--token", &kept, "--ttl", "1m"])
-        .assert()
-        .code(64);
+        .call(["extend", "job", "--token", &kept, "--ttl", "1m"])
+        .exits(64);
     assert!(cluster.servers.iter().all(|s| s.pttl(KEY) <= hold_ms));
     let status = status_json(&cluster);
     assert_eq!(status["kept"]["status"], "release", "{status}");
     cluster
-        .cmd(["status", "job"])
-        .assert()
+        .call(["status", "job"])
         .stdout(predicate::str::contains(
             "kept after `release --hold-at-least` at",
         ));
@@ -259,7 +248,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
     // A hold that is already over is a plain release.
     let token = cluster.acquire_token("job", &[]);
     cluster
-        .cmd([
+        .call([
             "release",
             "job",
             "--token",
@@ -267,8 +256,7 @@ fn release_hold_at_least_keeps_a_scripted_lock() {
             "--hold-at-least",
             "1ms",
         ])
-        .assert()
-        .success();
+        .succeeds();
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
 
@@ -327,9 +315,8 @@ fn an_acquiring_host_ahead_keeps_it_at_most_the_hold_and_one_far_behind_not_at_a
         }
         let released = Instant::now();
         cluster
-            .cmd(["release", "job", "--token", &token, "--hold-at-least", "6s"])
-            .assert()
-            .success();
+            .call(["release", "job", "--token", &token, "--hold-at-least", "6s"])
+            .succeeds();
         for server in &cluster.servers {
             if kept {
                 assert_left("the kept key", server.pttl(KEY) as u64, HOLD, released);
@@ -338,10 +325,7 @@ fn an_acquiring_host_ahead_keeps_it_at_most_the_hold_and_one_far_behind_not_at_a
             }
         }
         if kept {
-            cluster
-                .cmd(["release", "job", "--force"])
-                .assert()
-                .success();
+            cluster.call(["release", "job", "--force"]).succeeds();
         }
     }
 }
@@ -355,9 +339,8 @@ fn a_refused_release_hold_at_least_keeps_nothing_and_leaves_what_a_release_would
         server.set(KEY, "someone-else");
     }
     cluster
-        .cmd(["release", "job", "--token", &token, "--hold-at-least", "1h"])
-        .assert()
-        .code(1);
+        .call(["release", "job", "--token", &token, "--hold-at-least", "1h"])
+        .exits(1);
     // Not held: nothing kept on server 2, where our token was; a release deletes it there.
     assert_eq!(
         cluster.values(KEY),
@@ -388,8 +371,8 @@ fn status_says_a_lock_is_kept_after_its_run() {
     let held_ms = A_MINUTE.as_millis() as u64;
     assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
     // A kept lock is held.
-    let status = cluster.cmd(["status", "job"]).assert().success();
-    let table = stdout_of(status.get_output());
+    let status = cluster.call(["status", "job"]).succeeds();
+    let table = status.stdout_text();
     for expected in [
         "kept after a run that finished at",
         "with exit status 3",
@@ -413,8 +396,8 @@ fn status_says_a_lock_is_kept_after_its_run() {
     // The token is stamped (whole milliseconds) before the acquisition round starts.
     let stamped_early_ms = 1_000;
     assert!(until <= acquired + held_ms + stamped_early_ms, "{json}");
-    let list = cluster.cmd(["status"]).assert();
-    let list = stdout_of(list.get_output());
+    let list = cluster.call(["status"]);
+    let list = list.stdout_text();
     assert!(
         list.lines().any(|l| l.starts_with("job ")
             && l.contains(" held ")

@@ -29,9 +29,8 @@ fn release_with_another_server_down_says_what_each_server_did() {
     held_on(&cluster, &[0, 1]);
     cluster.servers[0].kill();
     cluster
-        .cmd(["release", "job", "--token", TOKEN])
-        .assert()
-        .code(69)
+        .call(["release", "job", "--token", TOKEN])
+        .exits(69)
         .stderr(
             predicate::str::contains("deleted on 1, not held by this token on 1, no answer from 1")
                 .and(predicate::str::contains("connection refused"))
@@ -45,9 +44,8 @@ fn a_release_held_on_a_minority_deletes_that_copy_and_says_so() {
     let cluster = Cluster::start(3);
     held_on(&cluster, &[0]);
     cluster
-        .cmd(["release", "job", "--token", TOKEN])
-        .assert()
-        .code(1)
+        .call(["release", "job", "--token", TOKEN])
+        .exits(1)
         .stderr(
             predicate::str::contains("not held by this token on a quorum")
                 .and(predicate::str::contains("deleted on the 1 of 3")),
@@ -61,9 +59,8 @@ fn an_extend_held_on_a_minority_puts_the_ttl_back_and_says_so() {
     let held = Instant::now();
     held_on(&cluster, &[0]);
     cluster
-        .cmd(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
-        .assert()
-        .code(1)
+        .call(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
+        .exits(1)
         .stderr(
             predicate::str::contains("extended on the 1 of 3")
                 .and(predicate::str::contains("put back on 1 of them"))
@@ -146,9 +143,8 @@ fn a_redisson_hash_on_every_server_is_held_by_a_non_redlock_client() {
     );
     assert_eq!(list_json["state"], "held");
     cluster
-        .cmd(["acquire", "job"])
-        .assert()
-        .code(75)
+        .call(["acquire", "job"])
+        .exits(75)
         .stderr(predicate::str::contains(
             "held by a non-redlock client (hash)",
         ));
@@ -162,9 +158,8 @@ fn an_extend_that_cannot_reach_a_quorum_puts_the_ttl_back_too() {
     cluster.servers[1].kill();
     cluster.servers[2].kill();
     cluster
-        .cmd(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
-        .assert()
-        .code(69)
+        .call(["extend", "job", "--token", TOKEN, "--ttl", "60s"])
+        .exits(69)
         .stderr(
             predicate::str::contains("1 of 3 servers answered")
                 .and(predicate::str::contains("extended on 1 (put back on 1)")),

@@ -1,6 +1,6 @@
 //! A refused acquisition writes nothing, also on a server restarted empty that granted it: its
 //! key, a shared holder's entry among the readers, a waiter's place in the queue (a semaphore's
-//! limit key: limit.rs; a latch: latch_refusals.rs).
+//! limit key: semaphore/limit.rs; a latch: latch/refusals.rs).
 
 use crate::support::*;
 

@@ -97,8 +97,8 @@ fn every_json_document_has_the_fields_the_docs_list() {
     // (an even number: a warning).
     let waiter = cluster.spawn(&["acquire", "job", "--wait", "60s"]);
     wait_for("the waiter to queue", Duration::from_secs(20), || {
-        let status = cluster.cmd(["status", "job", "--json"]).assert();
-        serde_json::from_str::<Value>(&stdout_of(status.get_output()))
+        let status = cluster.call(["status", "job", "--json"]);
+        serde_json::from_str::<Value>(&status.stdout_text())
             .is_ok_and(|s| s["waiters"].as_array().is_some_and(|w| !w.is_empty()))
     });
     let four = format!("{},redis://127.0.0.1:{}", cluster.urls(), free_port());

@@ -151,7 +151,7 @@ fn a_waiter_whose_notification_is_lost_still_gets_the_lock() {
 }
 
 #[test]
-fn thirty_two_waiters_over_five_servers_keep_exclusion_when_one_server_dies() {
+fn a_crowd_of_waiters_over_five_servers_keeps_exclusion_when_one_server_dies() {
     let mut cluster = Cluster::start(5);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("counter"), "0\n").unwrap();
@@ -163,7 +163,9 @@ fn thirty_two_waiters_over_five_servers_keep_exclusion_when_one_server_dies() {
     let script = r#"for i in 1 2 3 4 5; do
           "$REDLOCK" exec job --wait "$WAIT" -- sh -c "$SECTION" || exit 1
         done"#;
-    let crowd = (32, 5, Duration::from_secs(120));
+    // 12 waiters (32 with REDLOCK_TEST_FULL=1), four times the servers, of 5 sections each.
+    let count = stress(12, 32);
+    let crowd = (count, 5, Duration::from_secs(120));
     let workers = spawn_workers(&cluster, crowd, script, dir.path(), &[("SECTION", section)]);
     let counter = || {
         std::fs::read_to_string(dir.path().join("counter"))
@@ -172,10 +174,10 @@ fn thirty_two_waiters_over_five_servers_keep_exclusion_when_one_server_dies() {
             .unwrap_or(0)
     };
     wait_for("half of the sections", Duration::from_secs(120), || {
-        counter() >= 80
+        counter() >= count * 5 / 2
     });
     cluster.servers[0].kill();
-    assert_exclusive(workers, dir.path(), 160);
+    assert_exclusive(workers, dir.path(), count * 5);
     // A release hands the lock to the next waiter for a moment (`next:<waiter>`); one that
     // won before a server's hand-over reached it leaves that placeholder to lapse.
     wait_for(

@@ -13,9 +13,8 @@ use std::time::Duration;
 fn assert_woken_at_once(cluster: &Cluster, watch: &mut Watch, live: &[usize], mut waiter: Running) {
     let accepted: Vec<u64> = live.iter().map(|&i| watch.accepted(i)).collect();
     cluster
-        .cmd(["release", "job", "--token", "holder"])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", "holder"])
+        .succeeds();
     // Its own pause is 10–30 s: only the wake-up explains a win within a quarter of that.
     wait_for(
         "the woken waiter to take the lock",
@@ -154,9 +153,8 @@ fn a_head_whose_take_over_is_slow_keeps_its_place() {
     the_slow_head_goes_first(&cluster, (&acquire, &acquire), |_| {
         let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
         cluster
-            .cmd(["release", "job", "--token", "holder", "--timeout", &timeout])
-            .assert()
-            .success();
+            .call(["release", "job", "--token", "holder", "--timeout", &timeout])
+            .succeeds();
     });
 }
 
@@ -178,7 +176,7 @@ fn a_waiting_writer_whose_take_over_is_slow_goes_before_a_later_reader() {
     the_slow_head_goes_first(&cluster, (&writer, &later_reader), |_| {
         let timeout = format!("{}ms", SLOW_TIMEOUT.as_millis());
         cluster
-            .cmd([
+            .call([
                 "release",
                 "job",
                 "--shared",
@@ -187,7 +185,6 @@ fn a_waiting_writer_whose_take_over_is_slow_goes_before_a_later_reader() {
                 "--timeout",
                 &timeout,
             ])
-            .assert()
-            .success();
+            .succeeds();
     });
 }

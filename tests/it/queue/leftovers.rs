@@ -179,9 +179,8 @@ fn a_release_wakes_the_batch_of_shared_waiters_at_the_head_and_only_them() {
     // loaded machine.
     let timeout = Duration::from_secs(10);
     cluster
-        .cmd(["release", "job", "--token", &holder, "--timeout", "10s"])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &holder, "--timeout", "10s"])
+        .succeeds();
     for server in &cluster.servers {
         // The lock is reserved for the batch for twice the --timeout, not for one waiter.
         assert_eq!(server.get(KEY).as_deref(), Some("next:readers"));
@@ -214,12 +213,7 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
             || subscribers(&cluster) == 3 * (i + 1),
         );
     }
-    let status = json(
-        cluster
-            .cmd(["status", "job", "--json"])
-            .assert()
-            .get_output(),
-    );
+    let status = json(cluster.call(["status", "job", "--json"]).get_output());
     let waiting = status["waiters"].as_array().unwrap();
     let pids: Vec<u64> = waiting.iter().map(|w| w["pid"].as_u64().unwrap()).collect();
     assert_eq!(
@@ -237,8 +231,8 @@ fn status_lists_the_waiters_in_the_order_they_queued() {
         assert!(waiter["since_unix_ms"].as_u64().unwrap() > 0);
         assert!(waiter["host"].as_str().is_some_and(|h| !h.is_empty()));
     }
-    let table = cluster.cmd(["status", "job"]).assert();
-    let text = stdout_of(table.get_output());
+    let table = cluster.call(["status", "job"]);
+    let text = table.stdout_text();
     assert!(text.contains("2 waiting:"), "{text}");
     let first = text
         .find(&format!("pid {}", waiters[0].id()))

@@ -62,8 +62,8 @@ fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_s
     let tcp = format!("redis://:s3cret-pw@127.0.0.1:{}/2", server.port);
     let unix = format!("unix://{socket_arg}?db=3&pass=s3cret-pw");
     for (url, db) in [(&tcp, 2), (&unix, 3)] {
-        let acquired = redlock_cmd(["-s", url, "acquire", "job", "--ttl", "1m"]).assert();
-        let token = stdout_of(acquired.success().get_output());
+        let acquired = call(["-s", url, "acquire", "job", "--ttl", "1m"]);
+        let token = stdout_of(acquired.succeeds().get_output());
         let mut connection = server.connection();
         let in_db = |db: i64, connection: &mut redis::Connection| -> Option<String> {
             redis::cmd("SELECT")
@@ -74,19 +74,16 @@ fn a_password_and_a_database_are_sent_with_the_first_request_over_tcp_and_unix_s
         };
         assert_eq!(in_db(db, &mut connection), Some(token.clone()), "{url}");
         assert_eq!(in_db(0, &mut connection), None, "{url}: database 0");
-        redlock_cmd(["-s", url, "release", "job", "--token", &token])
-            .assert()
-            .success();
+        call(["-s", url, "release", "job", "--token", &token]).succeeds();
         assert_eq!(in_db(db, &mut connection), None, "{url}: released");
     }
-    redlock_cmd([
+    call([
         "-s",
         &unix.replace("s3cret-pw", "wrong-pw"),
         "acquire",
         "job",
     ])
-    .assert()
-    .code(69)
+    .exits(69)
     .stderr(
         predicate::str::contains("wrong password or user")
             .and(predicate::str::contains("wrong-pw").not()),
@@ -142,9 +139,8 @@ fn a_waiter_listens_on_the_connections_its_attempts_use() {
     );
     let started = Instant::now();
     cluster
-        .cmd(["release", "job", "--token", &holder])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &holder])
+        .succeeds();
     let output = waiter.finish(WAIT);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert!(

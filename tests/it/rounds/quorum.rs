@@ -16,25 +16,17 @@ fn quorum_is_a_majority_of_distinct_servers() {
     five.servers[1].kill();
     let token = five.acquire_token("job", &["--timeout", "500ms"]);
     assert_eq!(five.holding(KEY, &token), 3);
-    five.cmd(["release", "job", "--token", &token])
-        .assert()
-        .success();
+    five.call(["release", "job", "--token", &token]).succeeds();
     five.servers[2].kill();
-    five.cmd(["acquire", "job"]).assert().code(69);
+    five.call(["acquire", "job"]).exits(69);
     // N = 4 (even) warns, and needs 3: one down is fine, two down is not.
     let mut four = Cluster::start(4);
     four.servers[0].kill();
-    let acquired = four
-        .cmd(["acquire", "job"])
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("even"));
-    let token = stdout_of(acquired.get_output());
-    four.cmd(["release", "job", "--token", &token])
-        .assert()
-        .success();
+    let acquired = four.call(["acquire", "job"]).succeeds().stderr_has("even");
+    let token = acquired.stdout_text();
+    four.call(["release", "job", "--token", &token]).succeeds();
     four.servers[1].kill();
-    four.cmd(["acquire", "job"]).assert().code(69);
+    four.call(["acquire", "job"]).exits(69);
 }
 
 #[test]
@@ -42,9 +34,8 @@ fn duplicate_servers_are_counted_once() {
     let cluster = Cluster::start(1);
     let url = cluster.servers[0].url();
     // Two spellings of one server: still one vote, so no even-number warning.
-    redlock_cmd(["-s", &url, "-s", &format!("{url}/0"), "acquire", "job"])
-        .assert()
-        .success()
+    call(["-s", &url, "-s", &format!("{url}/0"), "acquire", "job"])
+        .succeeds()
         .stderr(predicate::str::contains("even").not());
 }
 
@@ -150,9 +141,8 @@ fn a_majority_down_exits_69_and_leaves_no_key_behind() {
     cluster.servers[1].kill();
     cluster.servers[2].stop();
     cluster
-        .cmd(["acquire", "job", "--timeout", "200ms"])
-        .assert()
-        .code(69)
+        .call(["acquire", "job", "--timeout", "200ms"])
+        .exits(69)
         .stderr(
             predicate::str::contains("no quorum")
                 .and(predicate::str::contains("connection refused")),
@@ -169,10 +159,9 @@ fn release_reports_unavailable_when_too_few_servers_answer() {
     cluster.servers[0].kill();
     cluster.servers[1].kill();
     cluster
-        .cmd(["release", "job", "--token", &token])
-        .assert()
-        .code(69);
-    cluster.cmd(["status", "job"]).assert().code(69);
+        .call(["release", "job", "--token", &token])
+        .exits(69);
+    cluster.call(["status", "job"]).exits(69);
 }
 
 #[test]
@@ -191,9 +180,9 @@ fn a_late_yes_to_an_attempt_decided_without_it_is_cleaned_up() {
             signal(pid, libc::SIGCONT);
         }
     });
-    let refused = cluster.cmd(["acquire", "job", "--timeout", "3s"]).assert();
+    let refused = cluster.call(["acquire", "job", "--timeout", "3s"]);
     resume.join().unwrap();
-    refused.code(75);
+    refused.exits(75);
     // The late SET landed on the fifth server and was deleted after it: the clean-up went out
     // behind it on the same connection (before redlock exited, without waiting for the answer).
     wait_for(

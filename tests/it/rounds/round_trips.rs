@@ -248,17 +248,13 @@ fn an_acquire_with_a_fence_does_not_wait_out_a_timeout_for_the_servers_it_did_no
         // write-back round, before the acquire round is settled.
         let started = std::time::Instant::now();
         let acquired = cluster
-            .cmd(["acquire", "f", "--fence", "--timeout", &timeout])
-            .assert()
-            .success();
+            .call(["acquire", "f", "--fence", "--timeout", &timeout])
+            .succeeds();
         let took = started.elapsed();
         assert!(took < TIMEOUT, "acquire --fence took {took:?}");
-        let token = stdout_of(acquired.get_output());
+        let token = acquired.stdout_text();
         let token = token.lines().next().unwrap();
-        cluster
-            .cmd(["release", "f", "--token", token])
-            .assert()
-            .success();
+        cluster.call(["release", "f", "--token", token]).succeeds();
     }
 }
 
@@ -282,15 +278,9 @@ fn a_sentinel_group_25_ms_away_each_way_answers_at_the_default_timeout() {
         proxy.set(Fault::Distance(ONE_WAY));
     }
     let url = format!("redis+sentinel://{}/{}", sentinels.join(","), group.name);
-    let acquired = redlock_cmd(["-s", &url, "acquire", "job"])
-        .assert()
-        .success();
-    let token = stdout_of(acquired.get_output());
+    let acquired = call(["-s", &url, "acquire", "job"]).succeeds();
+    let token = acquired.stdout_text();
     assert_eq!(group.nodes[0].get(KEY).as_deref(), Some(token.as_str()));
-    redlock_cmd(["-s", &url, "release", "job", "--token", &token])
-        .assert()
-        .success();
-    redlock_cmd(["-s", &url, "exec", "job", "--", "true"])
-        .assert()
-        .success();
+    call(["-s", &url, "release", "job", "--token", &token]).succeeds();
+    call(["-s", &url, "exec", "job", "--", "true"]).succeeds();
 }

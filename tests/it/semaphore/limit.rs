@@ -91,18 +91,16 @@ fn release_and_extend_without_limit_find_the_slot_and_the_limit_goes_with_the_la
     let first = cluster.acquire_token("pool", &["--limit", "2", "--ttl", "20s"]);
     let second = cluster.acquire_token("pool", &["--limit", "2", "--ttl", "20s"]);
     cluster
-        .cmd(["extend", "pool", "--token", &first, "--ttl", "60s"])
-        .assert()
-        .success();
+        .call(["extend", "pool", "--token", &first, "--ttl", "60s"])
+        .succeeds();
     for server in &cluster.servers {
         let limit = server.pttl(LIMIT_KEY);
         let extended = server.pttl(&slot_of(&keyspace(server), &first));
         assert!(extended > 20_000 && limit >= extended, "{limit} {extended}");
     }
     cluster
-        .cmd(["release", "pool", "--token", &first])
-        .assert()
-        .success();
+        .call(["release", "pool", "--token", &first])
+        .succeeds();
     // One holder left: its slot and the limit, now as long as that slot.
     for server in &cluster.servers {
         let keys = keyspace(server);
@@ -112,16 +110,14 @@ fn release_and_extend_without_limit_find_the_slot_and_the_limit_goes_with_the_la
         assert!(limit <= 20_000 && limit >= server.pttl(&slot_of(&keys, &second)));
     }
     cluster
-        .cmd(["release", "pool", "--token", &second])
-        .assert()
-        .success();
+        .call(["release", "pool", "--token", &second])
+        .succeeds();
     assert_eq!(keyspaces(&cluster, &[0, 1, 2]), vec![BTreeMap::new(); 3]);
     // Now nothing holds it, and that is what a release says.
     cluster
-        .cmd(["release", "pool", "--token", &second])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("not held by this token"));
+        .call(["release", "pool", "--token", &second])
+        .exits(1)
+        .stderr_has("not held by this token");
     // With the semaphore gone, another limit is welcome.
     cluster.acquire_token("pool", &["--limit", "3"]);
 }
@@ -133,10 +129,9 @@ fn a_token_of_neither_the_mutex_nor_the_semaphore_is_not_held() {
     let stranger = "0123456789abcdef0123456789abcdef:elsewhere:1:1";
     for command in ["release", "extend"] {
         cluster
-            .cmd([command, "pool", "--token", stranger])
-            .assert()
-            .code(1)
-            .stderr(predicate::str::contains("not held by this token"));
+            .call([command, "pool", "--token", stranger])
+            .exits(1)
+            .stderr_has("not held by this token");
     }
     assert_eq!(
         cluster.holding(&slot_of(&keyspace(&cluster.servers[0]), &holder), &holder),
@@ -154,14 +149,12 @@ fn with_a_server_stopped_another_limit_is_refused_and_release_finds_the_slot() {
     assert_mismatch(&cluster, &["acquire", "pool", "--limit", "3"], 2);
     assert_eq!(keyspaces(&cluster, &live), before);
     cluster
-        .cmd(["status", "pool"])
-        .assert()
-        .success()
+        .call(["status", "pool"])
+        .succeeds()
         .stdout(predicate::str::starts_with("semaphore pool (2 slots): 1 held").trim());
     cluster
-        .cmd(["release", "pool", "--token", &token])
-        .assert()
-        .success();
+        .call(["release", "pool", "--token", &token])
+        .succeeds();
     assert_eq!(keyspaces(&cluster, &live), vec![BTreeMap::new(); 2]);
     cluster.servers[2].resume();
 }
@@ -186,30 +179,23 @@ fn status_without_limit_shows_a_semaphore_and_a_mutex_beside_it_with_a_warning()
     let cluster = Cluster::start(3);
     cluster.acquire_token("pool", &["--limit", "2"]);
     cluster
-        .cmd(["status", "pool"])
-        .assert()
-        .success()
+        .call(["status", "pool"])
+        .succeeds()
         .stdout(
             predicate::str::starts_with("semaphore pool (2 slots): 1 held")
                 .trim()
                 .and(predicate::str::contains("lock pool").not()),
         )
         .stderr(predicate::str::is_empty().trim());
-    let document = json(
-        cluster
-            .cmd(["status", "pool", "--json"])
-            .assert()
-            .get_output(),
-    );
+    let document = json(cluster.call(["status", "pool", "--json"]).get_output());
     assert_eq!(document["kind"], "semaphore");
     assert_eq!(document["limit"], 2);
     assert_eq!(document["slots_held"], 1);
     // The mutex of the same name, held at the same time: both shown, and a warning.
     cluster.acquire_token("pool", &[]);
     cluster
-        .cmd(["status", "pool"])
-        .assert()
-        .success()
+        .call(["status", "pool"])
+        .succeeds()
         .stdout(
             predicate::str::starts_with("lock pool (key redlock:pool): held by")
                 .trim()
@@ -217,16 +203,9 @@ fn status_without_limit_shows_a_semaphore_and_a_mutex_beside_it_with_a_warning()
                     "\n\nsemaphore pool (2 slots): 1 held",
                 )),
         )
-        .stderr(
-            predicate::str::contains("'pool' is held both as a lock and as a semaphore of 2 slots")
-                .and(line_count(1)),
-        );
-    let document = json(
-        cluster
-            .cmd(["status", "pool", "--json"])
-            .assert()
-            .get_output(),
-    );
+        .stderr_has("'pool' is held both as a lock and as a semaphore of 2 slots")
+        .stderr_lines(1);
+    let document = json(cluster.call(["status", "pool", "--json"]).get_output());
     assert_eq!(document["kind"], "lock");
     assert_eq!(document["held"], true);
     assert_eq!(document["semaphore"]["kind"], "semaphore");

@@ -62,9 +62,16 @@ fn at_most_3_inside(cluster: Arc<Cluster>, workers: usize, sections: usize) {
     assert_eq!(used, BTreeSet::from([0, 1, 2]), "all 3 slots used");
 }
 
+/// The crowd of `at_most_3_inside`: 6 processes of 4 sections, twice the slots, so that every
+/// slot is contended; 16 of 10 with `REDLOCK_TEST_FULL=1`.
+fn crowd() -> (usize, usize) {
+    (stress(6, 16), stress(4, 10))
+}
+
 #[test]
-fn semaphore_of_3_admits_16_processes_by_10_sections_3_at_a_time_in_every_slot() {
-    at_most_3_inside(Arc::new(Cluster::start(3)), 16, 10);
+fn semaphore_of_3_admits_a_crowd_3_at_a_time_in_every_slot() {
+    let (workers, sections) = crowd();
+    at_most_3_inside(Arc::new(Cluster::start(3)), workers, sections);
 }
 
 #[test]
@@ -72,7 +79,8 @@ fn semaphore_of_3_holds_with_2_of_5_servers_killed() {
     let mut cluster = Cluster::start(5);
     cluster.servers[1].kill();
     cluster.servers[3].kill();
-    at_most_3_inside(Arc::new(cluster), 16, 10);
+    let (workers, sections) = crowd();
+    at_most_3_inside(Arc::new(cluster), workers, sections);
 }
 
 #[test]
@@ -89,23 +97,15 @@ fn a_killed_holder_frees_its_slot_after_its_ttl() {
         .collect();
     wait_for("both slots taken", Duration::from_secs(10), || {
         let status = || {
-            let shown = cluster
-                .cmd(["status", "pool", "--limit", "2", "--json"])
-                .assert();
+            let shown = cluster.call(["status", "pool", "--limit", "2", "--json"]);
             shown.get_output().clone()
         };
         status().status.code() == Some(0) && json(&status())["slots_held"] == 2
     });
-    cluster
-        .cmd(["acquire", "pool", "--limit", "2"])
-        .assert()
-        .code(75);
+    cluster.call(["acquire", "pool", "--limit", "2"]).exits(75);
     signal(holders[0].id() as i32, libc::SIGKILL);
     let killed = Instant::now();
-    cluster
-        .cmd(["acquire", "pool", "--limit", "2"])
-        .assert()
-        .code(75);
+    cluster.call(["acquire", "pool", "--limit", "2"]).exits(75);
     let output = run(
         &cluster,
         &["acquire", "pool", "--limit", "2", "--wait", "10s", "--json"],
@@ -142,11 +142,8 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
     let first = json_of(&["acquire", "job", "--limit", "2", "--json"]);
     let second = json_of(&["acquire", "job", "--limit", "2", "--json"]);
     assert_ne!(first["slot"], second["slot"]);
-    cluster
-        .cmd(["acquire", "job", "--limit", "2"])
-        .assert()
-        .code(75);
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job", "--limit", "2"]).exits(75);
+    cluster.call(["acquire", "job"]).exits(75);
     assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
     // status tells them apart: the mutex's holder, the semaphore's two, and both in the list.
     let mutex = json_of(&["status", "job", "--json"]);
@@ -161,8 +158,8 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
         .map(|lock| &lock["slot"])
         .collect();
     assert_eq!(slots, [&serde_json::Value::Null, &json!(0), &json!(1)]);
-    let table = cluster.cmd(["status"]).assert();
-    let table = stdout_of(table.get_output());
+    let table = cluster.call(["status"]);
+    let table = table.stdout_text();
     for name in ["job ", "job [slot 0]", "job [slot 1]"] {
         assert!(table.contains(name), "{name} missing:\n{table}");
     }
@@ -170,17 +167,13 @@ fn a_mutex_and_a_semaphore_of_one_name_do_not_exclude_each_other() {
     for held in [&first, &second] {
         let token = held["token"].as_str().unwrap();
         cluster
-            .cmd(["release", "job", "--limit", "2", "--token", token])
-            .assert()
-            .success();
+            .call(["release", "job", "--limit", "2", "--token", token])
+            .succeeds();
         let key = held["key"].as_str().unwrap();
         assert_eq!(cluster.values(key), vec![None, None, None]);
     }
     assert_eq!(cluster.holding("redlock:job", "redis-py-token"), 3);
-    cluster
-        .cmd(["status", "job", "--limit", "2"])
-        .assert()
-        .code(1);
+    cluster.call(["status", "job", "--limit", "2"]).exits(1);
 }
 
 #[test]
@@ -231,13 +224,11 @@ fn exec_limit_gives_each_holder_its_slot_and_the_slots_fence() {
     // extend, too, finds the slot from the token.
     let token = token["token"].as_str().unwrap();
     cluster
-        .cmd(["extend", "pool", "--limit", "2", "--token", token])
-        .assert()
-        .success();
+        .call(["extend", "pool", "--limit", "2", "--token", token])
+        .succeeds();
     cluster
-        .cmd(["release", "pool", "--limit", "2", "--token", "nobody"])
-        .assert()
-        .code(1);
+        .call(["release", "pool", "--limit", "2", "--token", "nobody"])
+        .exits(1);
 }
 
 #[test]

@@ -37,11 +37,11 @@ fn a_cluster_failover_under_exec_keeps_the_lock_on_the_new_master() {
         .node(old)
         .get(KEY)
         .expect("held on the cluster");
-    let status = || setup.cmd(["status", "job", "--timeout", "2s"]).assert();
+    let status = || setup.call(["status", "job", "--timeout", "2s"]);
     let before = status().stdout(predicate::str::contains(format!(
         "(node 127.0.0.1:{old}, hash slot "
     )));
-    let before = stdout_of(before.get_output());
+    let before = before.stdout_text();
 
     let new = setup.cluster.failover(old);
     // Only a renewal after the failover gives the key more than five sixths of the TTL once a
@@ -54,9 +54,9 @@ fn a_cluster_failover_under_exec_keeps_the_lock_on_the_new_master() {
             && node.pttl(KEY) > (FAILOVER_TTL * 5 / 6).as_millis() as i64
     });
     let after = status()
-        .success()
+        .succeeds()
         .stdout(predicate::str::contains("on 3 of 3 servers"));
-    let table = stdout_of(after.get_output());
+    let table = after.stdout_text();
     assert!(
         table.contains(&format!("(node 127.0.0.1:{new}, hash slot ")),
         "{table}"
@@ -167,8 +167,8 @@ fn a_slot_migrated_while_waiters_wait_keeps_them_exclusive_and_asks_are_followed
     );
     // A one-off attempt meanwhile: the cluster's vote counts (asked of the new node, which
     // refuses: the lock is held), and nothing is taken.
-    let busy = setup.cmd(["acquire", "job", "-v"]).assert().code(75);
-    let busy = stderr_of(busy.get_output());
+    let busy = setup.call(["acquire", "job", "-v"]).exits(75);
+    let busy = busy.stderr_text();
     let cluster_said = busy
         .lines()
         .any(|l| l.contains(setup.servers[0].as_str()) && l.contains("refused (key exists)"));

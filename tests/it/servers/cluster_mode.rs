@@ -28,7 +28,7 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
             Some(token.as_str())
         );
         assert_eq!(setup.holding(&key, token), 3);
-        let json = json(setup.cmd(["status", name, "--json"]).assert().get_output());
+        let json = json(setup.call(["status", name, "--json"]).get_output());
         assert_eq!(json["state"], "held", "{json}");
         assert_eq!(json["per_server"][0]["node"], format!("127.0.0.1:{port}"));
         assert_eq!(
@@ -57,8 +57,8 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
         .stderr(predicate::str::contains(
             "a Redis Cluster node, listed as a single server: name the cluster as redis+cluster://",
         ));
-    let listed = setup.cmd(["status"]).assert().success();
-    let listed = stdout_of(listed.get_output());
+    let listed = setup.call(["status"]).succeeds();
+    let listed = listed.stdout_text();
     for name in &names {
         let line = listed
             .lines()
@@ -68,10 +68,7 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
         assert!(line.contains("held") && line.contains("3/3"), "{line}");
     }
     for (name, token) in names.iter().zip(&tokens) {
-        setup
-            .cmd(["release", name, "--token", token])
-            .assert()
-            .success();
+        setup.call(["release", name, "--token", token]).succeeds();
         assert_eq!(setup.holding(&key_of(name), token), 0);
     }
 
@@ -143,13 +140,11 @@ fn every_kind_of_lock_works_on_each_master_through_one_seed() {
     for name in ["{app}deploy", "a}b", "{}x", "{"] {
         let token = setup.acquire(name, &["--limit", "2", "-v"]);
         setup
-            .cmd(["status"])
-            .assert()
+            .call(["status"])
             .stdout(predicate::str::contains(format!("{name} [slot ")));
         setup
-            .cmd(["release", name, "--limit", "2", "--token", &token])
-            .assert()
-            .success();
+            .call(["release", name, "--limit", "2", "--token", &token])
+            .succeeds();
     }
     let tagged = setup.cluster.master_of("redlock:{app}deploy");
     let tagged_keys: usize = redis::cmd("EXISTS")
@@ -182,10 +177,7 @@ fn hand_over(setup: &Mixed, name: &str, port: u16) {
             queued == 1 && channels.len() == 1
         });
     let released = Instant::now();
-    setup
-        .cmd(["release", name, "--token", &token])
-        .assert()
-        .success();
+    setup.call(["release", name, "--token", &token]).succeeds();
     let output = waiter.finish(SLACK);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     // Woken, not retried: its next try of its own was 10 s away at least.
@@ -196,9 +188,8 @@ fn hand_over(setup: &Mixed, name: &str, port: u16) {
     );
     assert!(setup.holding(&key_of(name), &stdout_of(&output)) >= 2);
     setup
-        .cmd(["release", name, "--token", &stdout_of(&output)])
-        .assert()
-        .success();
+        .call(["release", name, "--token", &stdout_of(&output)])
+        .succeeds();
 }
 
 /// `redlock acquire` on `url` alone, then beside two plain servers, with -v: alone it is one
@@ -206,9 +197,8 @@ fn hand_over(setup: &Mixed, name: &str, port: u16) {
 /// the lock is taken on those, and the cluster's failure is one line of -v.
 fn assert_one_unavailable_server(url: &str, shown: &str, why: &str) {
     let plain = Cluster::start(2);
-    redlock_cmd(["-s", url, "--timeout", "1s", "acquire", "job"])
-        .assert()
-        .code(69)
+    call(["-s", url, "--timeout", "1s", "acquire", "job"])
+        .exits(69)
         .stderr(
             line_count(1)
                 .and(predicate::str::contains(shown))

@@ -98,9 +98,8 @@ fn bad_tls_files_are_usage_errors_and_nothing_is_sent() {
         .code(64);
     // TLS options with no rediss:// server would leave traffic in the clear: refused.
     cluster
-        .cmd(["--tls-ca", &certs.path("ca.crt"), "acquire", "job"])
-        .assert()
-        .code(64);
+        .call(["--tls-ca", &certs.path("ca.crt"), "acquire", "job"])
+        .exits(64);
     assert_eq!(cluster.values(KEY), vec![None]);
 }
 
@@ -126,11 +125,9 @@ fn acl_users_authenticate_from_the_url_the_environment_or_a_file() {
     let file = dir.path().join("password");
     std::fs::write(&file, "s3cret-pw\n").unwrap();
 
-    redlock_cmd(["-s", &plain, "acquire", "a"])
-        .assert()
-        .code(69);
+    call(["-s", &plain, "acquire", "a"]).exits(69);
     let app = format!("redis://app:s3cret-pw@127.0.0.1:{}", server.port);
-    redlock_cmd(["-s", &app, "acquire", "b"]).assert().success();
+    call(["-s", &app, "acquire", "b"]).succeeds();
     redlock_cmd(["-s", &plain, "acquire", "c"])
         .env("REDLOCK_USERNAME", "app")
         .env("REDLOCK_PASSWORD", "s3cret-pw")
@@ -144,15 +141,11 @@ fn acl_users_authenticate_from_the_url_the_environment_or_a_file() {
         .success();
 
     let wrong = format!("redis://app:wrong-pw@127.0.0.1:{}", server.port);
-    let refused = redlock_cmd(["-s", &wrong, "-v", "acquire", "e"])
-        .assert()
-        .code(69)
-        .stderr(
-            predicate::str::contains("wrong-pw")
-                .not()
-                .and(predicate::str::contains("redis://app:***@")),
-        );
-    let stderr = stderr_of(refused.get_output());
+    let refused = call(["-s", &wrong, "-v", "acquire", "e"])
+        .exits(69)
+        .never_shows("wrong-pw")
+        .stderr_has("redis://app:***@");
+    let stderr = refused.stderr_text();
     assert!(stderr.to_lowercase().contains("password"), "{stderr}");
 }
 

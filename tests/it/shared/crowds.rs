@@ -46,9 +46,8 @@ fn a_writer_release_wakes_every_shared_waiter_behind_it_together() {
         })
         .collect();
     cluster
-        .cmd(["release", "job", "--token", &writer])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &writer])
+        .succeeds();
     wait_for(
         "all three shared waiters inside at once",
         Duration::from_secs(15),

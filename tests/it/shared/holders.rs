@@ -20,12 +20,7 @@ fn readers(server: &Redis) -> Vec<String> {
 
 /// The `status job --json` of the cluster.
 fn status_json(cluster: &Cluster) -> serde_json::Value {
-    document(
-        cluster
-            .cmd(["status", "job", "--json"])
-            .assert()
-            .get_output(),
-    )
+    document(cluster.call(["status", "job", "--json"]).get_output())
 }
 
 #[test]
@@ -43,24 +38,21 @@ fn shared_holders_hold_together_and_exclude_a_writer_until_the_last_leaves() {
     }
     // A writer is refused, with the shared holders named.
     cluster
-        .cmd(["acquire", "job"])
-        .assert()
-        .code(75)
-        .stderr(predicate::str::contains("shared holders"));
+        .call(["acquire", "job"])
+        .exits(75)
+        .stderr_has("shared holders");
     let status = status_json(&cluster);
     assert_eq!(status["mode"], "shared");
     assert_eq!(status["held"], true);
     assert_eq!(status["readers"].as_array().unwrap().len(), 2);
     cluster
-        .cmd(["release", "job", "--shared", "--token", &first])
-        .assert()
-        .success();
+        .call(["release", "job", "--shared", "--token", &first])
+        .succeeds();
     // One holder left: still shared, still refusing a writer.
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
     cluster
-        .cmd(["release", "job", "--shared", "--token", &second])
-        .assert()
-        .success();
+        .call(["release", "job", "--shared", "--token", &second])
+        .succeeds();
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
     for server in &cluster.servers {
         assert_eq!(readers(server), Vec::<String>::new());
@@ -72,10 +64,7 @@ fn shared_holders_hold_together_and_exclude_a_writer_until_the_last_leaves() {
 fn an_exclusive_holder_excludes_shared_holders() {
     let cluster = Cluster::start(3);
     let writer = cluster.acquire_token("job", &[]);
-    cluster
-        .cmd(["acquire", "job", "--shared"])
-        .assert()
-        .code(75);
+    cluster.call(["acquire", "job", "--shared"]).exits(75);
     for server in &cluster.servers {
         assert_eq!(server.get(KEY).as_deref(), Some(writer.as_str()));
         assert_eq!(readers(server), Vec::<String>::new());
@@ -106,9 +95,8 @@ fn a_token_used_in_the_other_mode_is_refused_and_nothing_is_touched() {
         assert!(server.pttl(KEY) > before - 10_000, "{}", server.pttl(KEY));
     }
     cluster
-        .cmd(["release", "job", "--token", &writer])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &writer])
+        .succeeds();
 
     let reader = cluster.acquire_token("job", &["--shared", "--ttl", "60s"]);
     for verb in [
@@ -132,11 +120,10 @@ fn extend_renews_a_shared_holder_and_never_brings_one_back() {
     let cluster = Cluster::start(3);
     let reader = cluster.acquire_token("job", &["--shared", "--ttl", "2s"]);
     cluster
-        .cmd([
+        .call([
             "extend", "job", "--shared", "--ttl", "60s", "--token", &reader,
         ])
-        .assert()
-        .success();
+        .succeeds();
     for server in &cluster.servers {
         assert!(server.pttl(KEY) > 50_000, "{}", server.pttl(KEY));
     }
@@ -144,11 +131,10 @@ fn extend_renews_a_shared_holder_and_never_brings_one_back() {
     // Once its TTL has passed it is no holder any more, and extend says so.
     std::thread::sleep(Duration::from_millis(600));
     cluster
-        .cmd([
+        .call([
             "extend", "job", "--shared", "--ttl", "60s", "--token", &short,
         ])
-        .assert()
-        .code(1);
+        .exits(1);
 }
 
 /// `exec job --shared` running a long command, once the command runs.
@@ -168,7 +154,7 @@ fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
     let killed = Instant::now();
     holder.finish(Duration::from_secs(10));
     // Its share is still there: the writer must wait for its TTL, not less.
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
     let output = run(&cluster, &["acquire", "job", "--wait", "20s"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let waited = killed.elapsed();
@@ -181,10 +167,7 @@ fn a_crashed_shared_holder_stops_counting_after_its_ttl() {
 fn a_shared_holder_whose_share_is_forced_away_stops_its_command() {
     let cluster = Cluster::start(3);
     let (holder, _dir) = shared_holder(&cluster);
-    cluster
-        .cmd(["release", "job", "--force"])
-        .assert()
-        .success();
+    cluster.call(["release", "job", "--force"]).succeeds();
     for server in &cluster.servers {
         assert_eq!(server.get(KEY), None);
         assert_eq!(readers(server), Vec::<String>::new());
@@ -250,10 +233,10 @@ fn shared_does_not_go_with_limit_or_a_hold_and_leaves_nothing() {
     ] {
         // Refused before anything runs, the exec too: one-shot runs.
         cluster
-            .cmd(args)
-            .assert()
-            .code(64)
-            .stderr(predicate::str::contains("--shared").and(line_count(1)));
+            .call(args)
+            .exits(64)
+            .stderr_has("--shared")
+            .stderr_lines(1);
     }
     assert_eq!(cluster.servers[0].get(KEY), None);
 }
@@ -261,16 +244,13 @@ fn shared_does_not_go_with_limit_or_a_hold_and_leaves_nothing() {
 #[test]
 fn a_shared_holder_sees_the_current_fence_and_takes_none() {
     let cluster = Cluster::start(3);
-    let writer = cluster
-        .cmd(["acquire", "job", "--fence", "--json"])
-        .assert();
+    let writer = cluster.call(["acquire", "job", "--fence", "--json"]);
     let writer = document(writer.get_output());
     let fence = writer["fence"].as_u64().unwrap();
     let token = writer["token"].as_str().unwrap().to_string();
     cluster
-        .cmd(["release", "job", "--token", &token])
-        .assert()
-        .success();
+        .call(["release", "job", "--token", &token])
+        .succeeds();
     let output = run(
         &cluster,
         &[
@@ -287,9 +267,9 @@ fn a_shared_holder_sees_the_current_fence_and_takes_none() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(stdout_of(&output), fence.to_string());
     // The next writer's fence is still the one after the last writer's.
-    let next = cluster.cmd(["acquire", "job", "--fence"]).assert();
+    let next = cluster.call(["acquire", "job", "--fence"]);
     assert_eq!(
-        stdout_of(next.get_output()).lines().nth(1),
+        next.stdout_text().lines().nth(1),
         Some((fence + 1).to_string().as_str())
     );
 }

@@ -74,7 +74,7 @@ fn pottery_and_redis_py_are_refused_while_shared_holders_hold_the_lock() {
     assert!(output.status.success(), "{}", stderr_of(&output));
     assert_eq!(stdout_of(&output), "pottery False\nredis-py False");
     // And redlock's own writers, of course.
-    cluster.cmd(["acquire", "job"]).assert().code(75);
+    cluster.call(["acquire", "job"]).exits(75);
     // Once the lock is free, the same script takes it: the refusal above was the mark's.
     let free = Cluster::start(3);
     let output = Command::new("python3")
@@ -127,10 +127,7 @@ fn a_shared_acquire_is_busy_while_node_redlock_holds_the_lock() {
         Duration::from_secs(20),
         || cluster.values(KEY).iter().all(Option::is_some),
     );
-    cluster
-        .cmd(["acquire", "job", "--shared"])
-        .assert()
-        .code(75);
+    cluster.call(["acquire", "job", "--shared"]).exits(75);
     assert!(cluster
         .values(KEY)
         .iter()

@@ -3,7 +3,7 @@
 //! server.
 
 use super::binary::{redlock_command, stdout_of};
-use super::one_shot::one_shot;
+use super::one_shot::{one_shot, Call};
 use super::process::{Cmd, Running};
 use super::redis_server::Redis;
 use std::ffi::OsStr;
@@ -78,6 +78,15 @@ impl Cluster {
         S: AsRef<OsStr>,
     {
         one_shot(redlock_on(&self.urls()), args)
+    }
+
+    /// `redlock ARGS` on this cluster, run to its end and asserted in a chain: [`Call`].
+    pub fn call<I, S>(&self, args: I) -> Call
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Call::run(redlock_on(&self.urls()), args)
     }
 
     /// `redlock ARGS` started in the background, stdin closed and its output captured.

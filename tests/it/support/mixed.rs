@@ -5,7 +5,7 @@
 
 use super::binary::stdout_of;
 use super::cluster::{redlock_on, Cluster};
-use super::one_shot::one_shot;
+use super::one_shot::{one_shot, Call};
 use super::process::Cmd;
 use super::redis_cluster::RedisCluster;
 use super::redis_server::Redis;
@@ -47,6 +47,15 @@ impl Mixed {
         S: AsRef<OsStr>,
     {
         one_shot(redlock_on(&self.servers.join(",")), args)
+    }
+
+    /// `redlock ARGS` on these servers, run to its end and asserted in a chain: [`Call`].
+    pub fn call<I, S>(&self, args: I) -> Call
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Call::run(redlock_on(&self.servers.join(",")), args)
     }
 
     /// `acquire NAME ARGS`, which must succeed: what it printed.

@@ -3,14 +3,15 @@
 //!
 //! A test runs redlock one of two ways:
 //! - a one-shot run (a usage error, `--help`, an exit status, one command's JSON, one acquire,
-//!   release or status against running servers) with `assert_cmd`: `cluster.cmd([...])` or
-//!   `redlock_cmd([...])`, then `.assert().code(64).stderr(predicate::str::contains(..))`;
+//!   release or status against running servers) with `call`: `cluster.call([...])` or
+//!   `call([...])`, then `.exits(64).stderr_has(..)`; or with `assert_cmd` where the output is
+//!   checked some other way: `cluster.cmd([...])` or `redlock_cmd([...])`, then `.assert()`;
 //! - a run that is spawned, supervised, signalled, waited on or run beside others (`exec`,
 //!   `--wait`, signals, crowds, anything killed) with `process`: `cluster.redlock()` or
 //!   `redlock()`, then `.spawn()` or `.output()`.
 //!
 //! - `binary`: the binary under test, its clean environment, a run's deadline, its output read.
-//! - `one_shot`: one-shot runs, with `assert_cmd` and `predicates`.
+//! - `one_shot`: one-shot runs, with `call` (a run asserted in one chain) or `assert_cmd`.
 //! - `process`: spawned and supervised runs, in a process group of their own.
 //! - `redis_server`: one redis-server on a free port (also the benchmark's).
 //! - `cluster`: N servers as one lock sees them, and a black-holed server.
@@ -27,6 +28,7 @@
 //! - `markdown`: README.md and docs/*.md as GitHub reads them: headings, anchors, links.
 //! - `imports`: the import graph between `src/` files, for `house.rs`'s no-circle rule.
 //! - `wait`: `wait_for`, a condition polled within a bound (also the benchmark's).
+//! - `size`: `stress`, a stress-sized test's size: small, or full with `REDLOCK_TEST_FULL=1`.
 
 pub mod binary;
 pub mod clock;
@@ -43,6 +45,7 @@ pub mod process;
 pub mod proxy;
 pub mod redis_cluster;
 pub mod redis_server;
+mod size;
 pub mod tls;
 mod wait;
 pub mod waiters;
@@ -53,5 +56,6 @@ pub use commands::*;
 pub use one_shot::*;
 pub use process::*;
 pub use redis_server::*;
+pub use size::stress;
 pub use tls::*;
 pub use wait::wait_for;
