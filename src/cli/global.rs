@@ -135,7 +135,8 @@ pub(crate) struct OutputArgs {
     /// Print errors only
     ///
     /// No warnings, no events, nothing for a busy lock (the exit status says it; a JSON log still
-    /// gets its `busy` event).
+    /// gets its `busy` event). A server that cannot vote because it is set up wrong is still
+    /// named, once: it will not come back by itself.
     #[arg(short = 'q', long, env = "REDLOCK_QUIET", global = true)]
     pub(crate) quiet: bool,
 

@@ -7,7 +7,7 @@ use super::credentials::{credentials, tls};
 use crate::cli::ServerArgs;
 use crate::exit::usage;
 use crate::lock::{quorum, Redlock};
-use crate::report::{Level, Reporter};
+use crate::report::{event, Level, Reporter};
 use crate::server::{rejoin_host_lists, Server};
 use std::time::Duration;
 
@@ -77,6 +77,25 @@ impl Config {
         if reporter.level == Level::Verbose {
             lock.set_observer(Box::new(move |round| reporter.round(round)));
         }
+        // Every command says once per run what is left of the fault margin when a server could
+        // not vote: without it a run on two good servers of three succeeds silently, with one
+        // failure left before every lock stops.
+        lock.set_margin_sink(Box::new(move |margin| {
+            reporter.margin(&event::Margin {
+                servers: margin.servers,
+                can_vote: margin.answered,
+                quorum: margin.quorum,
+                cannot_vote: margin
+                    .failing
+                    .iter()
+                    .map(|(server, why)| event::CannotVote {
+                        server: server.clone(),
+                        why: why.clone(),
+                        misconfigured: crate::server::cannot_vote(why),
+                    })
+                    .collect(),
+            })
+        }));
         lock
     }
 }

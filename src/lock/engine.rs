@@ -105,14 +105,70 @@ pub(crate) struct Redlock {
     /// The queue entry this engine last won a lock with: a release never hands the lock back to
     /// it (queue/mod.rs, step 3).
     pub(super) waited_as: Option<String>,
+    /// Each server's last failure in this run (`None`: its last answer counted, or it has not
+    /// answered yet): the fault margin told once, when the run ends (`Margin`).
+    failing: Vec<Option<String>>,
+    /// Whether the last round that heard from the servers heard from a quorum of them.
+    quorum_answered: bool,
+    /// Told the margin when the engine goes, if some server could not vote while a quorum
+    /// answered (config/servers.rs: the reporter's `margin`).
+    margin_sink: Option<MarginSink>,
 }
+
+/// What a run's servers could do, told once when it ends: how many answered its last round,
+/// and why each server that did not could not vote.
+pub(crate) struct Margin {
+    pub(crate) servers: usize,
+    pub(crate) answered: usize,
+    pub(crate) quorum: usize,
+    /// Each server that could not vote: its redacted URL and why.
+    pub(crate) failing: Vec<(String, String)>,
+}
+
+/// Where the margin goes at the end of a run.
+pub(crate) type MarginSink = Box<dyn FnOnce(&Margin) + Send>;
 
 impl Redlock {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Redlock {
+        let failing = vec![None; servers.len()];
         Redlock {
             nodes: Nodes::new(servers, timeout),
             observer: None,
             waited_as: None,
+            failing,
+            quorum_answered: false,
+            margin_sink: None,
+        }
+    }
+
+    /// Has the margin told to `sink` when this engine goes: once per run, on whatever path the
+    /// command ends, and only when a quorum answered (a run that lost its quorum ends with an
+    /// error that already names every server that failed).
+    pub(crate) fn set_margin_sink(&mut self, sink: MarginSink) {
+        self.margin_sink = Some(sink);
+    }
+
+    /// Remembers what each server said in a round, for the margin: a failure, or an answer
+    /// that clears the one before. A server the round did not wait for tells nothing.
+    fn remember<T>(&mut self, replies: &[Reply<T>]) {
+        let mut answered = 0;
+        let mut heard = 0;
+        for (failing, reply) in self.failing.iter_mut().zip(replies) {
+            match &reply.result {
+                Ok(_) | Err(NodeError::ForeignType) => {
+                    *failing = None;
+                    answered += 1;
+                    heard += 1;
+                }
+                Err(NodeError::Down(why)) => {
+                    *failing = Some(why.clone());
+                    heard += 1;
+                }
+                Err(NodeError::NotWaitedFor) => {}
+            }
+        }
+        if heard > 0 {
+            self.quorum_answered = answered >= quorum::quorum(self.nodes.len());
         }
     }
 
@@ -182,6 +238,7 @@ impl Redlock {
         validity: Option<Duration>,
         describe: impl Fn(&T) -> (String, bool),
     ) {
+        self.remember(replies);
         let Some(observer) = self.observer.as_mut() else {
             return;
         };
@@ -216,6 +273,35 @@ impl Redlock {
             quorum: quorum::quorum(self.nodes.len()),
             elapsed: last.since(started),
             validity,
+        });
+    }
+}
+
+/// The end of a run: its margin, told once (`set_margin_sink`).
+impl Drop for Redlock {
+    fn drop(&mut self) {
+        let Some(sink) = self.margin_sink.take() else {
+            return;
+        };
+        if !self.quorum_answered {
+            return;
+        }
+        let failing: Vec<(String, String)> = self
+            .nodes
+            .servers()
+            .iter()
+            .zip(&self.failing)
+            .filter_map(|(server, why)| Some((server.display.clone(), why.clone()?)))
+            .collect();
+        if failing.is_empty() {
+            return;
+        }
+        let servers = self.nodes.len();
+        sink(&Margin {
+            servers,
+            answered: servers - failing.len(),
+            quorum: quorum::quorum(servers),
+            failing,
         });
     }
 }

@@ -79,6 +79,20 @@ impl Reporter {
         }
     }
 
+    /// The fault margin a run ended with (once per run, from the engine: config/servers.rs).
+    /// A server down is a warning, which `-q` silences: it may come back. A misconfigured one
+    /// is written even with `-q`: it will not come back by itself, and a crontab's `-q` run
+    /// must still mail it to someone by the next morning.
+    pub(crate) fn margin(&self, margin: &event::Margin) {
+        if !self.shows(Severity::Warning) && !margin.misconfigured() {
+            return;
+        }
+        match self.format {
+            Format::Text => text_line(&format!("redlock: {}", event::Event::text(margin))),
+            Format::Json => json_line(Severity::Warning, "margin", margin),
+        }
+    }
+
     /// A warning: something that does not stop us.
     pub(crate) fn warn(&self, message: &str) {
         self.emit(&event::Warning { message });

@@ -179,6 +179,11 @@ pub(super) fn sections() -> Vec<Section> {
             false,
         ),
         nested("`replies` entry", "reply", "ReplyEntry"),
+        event::<event::Margin>(
+            "once per run when a quorum answered but some servers could not vote; written even \
+             with `-q` when one is misconfigured.",
+        ),
+        nested("`cannot_vote` entry", "cannot-vote", "CannotVote"),
         event::<event::Warning>(""),
         event::<event::Error>(""),
     ]

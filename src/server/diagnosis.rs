@@ -69,7 +69,14 @@ const SIGNS: &[Sign] = &[
         fix: "leave the password out of its URL, or unset --password-file / REDLOCK_PASSWORD",
     },
     Sign {
-        needles: &["NOAUTH", "Authentication required"],
+        // Redis refuses a long request from a client that has not authenticated before it
+        // reads it: "Protocol error: unauthenticated multibulk length" (or "bulk length").
+        needles: &[
+            "NOAUTH",
+            "Authentication required",
+            "unauthenticated multibulk length",
+            "unauthenticated bulk length",
+        ],
         what: "the server requires a password, and none was given",
         fix: "give it in the URL (redis://:PASSWORD@host:port, or USER:PASSWORD@ for an ACL user), or with --password-file FILE (REDLOCK_PASSWORD)",
     },
@@ -307,6 +314,11 @@ mod tests {
             ),
             (
                 server_error("NOAUTH Authentication required."),
+                "requires a password",
+                "redis://:PASSWORD@",
+            ),
+            (
+                server_error("ERR Protocol error: unauthenticated multibulk length"),
                 "requires a password",
                 "redis://:PASSWORD@",
             ),

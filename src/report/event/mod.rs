@@ -13,4 +13,4 @@ mod run;
 
 pub(crate) use common::{token_id, Event};
 pub(crate) use lock::{Acquired, Busy, Kept, Lost, Released, RenewalFailed, Renewed};
-pub(crate) use run::{ChildExited, Error, TimedOut, Warning};
+pub(crate) use run::{CannotVote, ChildExited, Error, Margin, TimedOut, Warning};

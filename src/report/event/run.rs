@@ -84,6 +84,77 @@ impl Event for Warning<'_> {
 }
 
 documented! {
+    /// Once per run, when a quorum answered but some servers could not vote: the fault margin
+    /// that is left. Written even with `-q` when a server is misconfigured (it will not come
+    /// back by itself).
+    pub(crate) struct Margin {
+        /// servers configured
+        pub(crate) servers: usize,
+        /// servers that answered
+        pub(crate) can_vote: usize,
+        /// servers a verdict needs
+        pub(crate) quorum: usize,
+        /// each server that could not vote
+        pub(crate) cannot_vote: Vec<CannotVote>,
+    }
+}
+
+documented! {
+    /// A server that could not vote in a run.
+    pub(crate) struct CannotVote {
+        /// the server, redacted
+        pub(crate) server: String,
+        /// why, in plain words (with the fix, for a misconfigured server)
+        pub(crate) why: String,
+        /// whether it will not come back by itself (a wrong password, a certificate, a server of
+        /// another kind); else it is down and may
+        pub(crate) misconfigured: bool,
+    }
+}
+
+impl Margin {
+    /// Whether a server is set up wrong: the line is then written even with `-q`.
+    pub(crate) fn misconfigured(&self) -> bool {
+        self.cannot_vote.iter().any(|server| server.misconfigured)
+    }
+}
+
+impl Event for Margin {
+    const NAME: &'static str = "margin";
+    const SEVERITY: Severity = Severity::Warning;
+    fn text(&self) -> String {
+        let spare = self.can_vote.saturating_sub(self.quorum);
+        let stops = match spare {
+            0 => "one more failure stops every lock".to_string(),
+            more => format!("{} more failures stop every lock", more + 1),
+        };
+        let each: Vec<String> = self
+            .cannot_vote
+            .iter()
+            .map(|server| {
+                let state = if server.misconfigured {
+                    "cannot vote"
+                } else {
+                    "is down"
+                };
+                format!("{} {state}: {}", server.server, server.why)
+            })
+            .collect();
+        let servers = if self.servers == 1 {
+            "server"
+        } else {
+            "servers"
+        };
+        format!(
+            "warning: {} of {} {servers} can vote: {stops} ({})",
+            self.can_vote,
+            self.servers,
+            each.join("; ")
+        )
+    }
+}
+
+documented! {
     /// The error that ends the run.
     pub(crate) struct Error<'a> {
         /// the error that ends the run
