@@ -5,6 +5,6 @@
 fn main() {
     // Cargo sets TARGET for build scripts; it is the `--target` triple, or the host's.
     let target = std::env::var("TARGET").expect("cargo sets TARGET for build scripts");
-    println!("cargo:rustc-env=REDLOCK_TARGET={target}");
+    println!("cargo:rustc-env=BUILT_FOR_TARGET={target}");
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -26,7 +26,12 @@ pub(crate) use latch::{
 /// What `--version` prints after the name: the version and the target it was built for (build.rs),
 /// so that a bug report says which build it came from. The man pages, shared by every build,
 /// carry the version alone.
-const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REDLOCK_TARGET"), ")");
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("BUILT_FOR_TARGET"),
+    ")"
+);
 
 /// The command line. What `--help` shows after the options (examples, environment, exit
 /// statuses) is not written here but in `help`, which attaches it for `--help` and writes the

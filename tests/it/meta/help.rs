@@ -109,7 +109,7 @@ fn the_variables_of_fence_and_shared_are_explained_where_the_flags_are() {
 /// and a subcommand alike. The man pages, shared by every build, carry the version alone.
 #[test]
 fn version_names_the_target_it_was_built_for() {
-    let triple = env!("REDLOCK_TARGET");
+    let triple = env!("BUILT_FOR_TARGET");
     assert!(
         triple.starts_with(&format!("{}-", std::env::consts::ARCH)),
         "{triple} is not for {}",
