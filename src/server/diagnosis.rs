@@ -69,8 +69,6 @@ const SIGNS: &[Sign] = &[
         fix: "leave the password out of its URL, or unset --password-file / REDLOCK_PASSWORD",
     },
     Sign {
-        // Redis refuses a long request from a client that has not authenticated before it
-        // reads it: "Protocol error: unauthenticated multibulk length" (or "bulk length").
         needles: &[
             "NOAUTH",
             "Authentication required",
