@@ -35,7 +35,7 @@
 //!   never past DUR after the release (docs/recipes.md).
 
 use crate::clock::BootInstant;
-use crate::lock::{HoldLeft, Keep, Kept, LockError, Record, Redlock, Released, Target};
+use crate::lock::{HoldLeft, Keep, KeepOutcome, LockError, Record, Redlock, Released, Target};
 use crate::report::{event, token_id, Reporter};
 use crate::schema::ms;
 use crate::token::{self, KeptRun, RunEnd};
@@ -92,7 +92,7 @@ pub(crate) enum GaveBack {
     Released(Released),
     /// Kept for `kept.remaining` more (on `kept.kept` servers; released where the hold was
     /// over).
-    Kept(Kept),
+    Kept(KeepOutcome),
 }
 
 /// Releases `key` (one of `target`'s) held by `token`, or, with a hold that is not over, keeps

@@ -35,7 +35,7 @@ pub(super) static RESTORE: Lua = lua!(lua_part!("holder/restore.lua"));
 
 /// One server's answer to a release or an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer<T> {
+enum Compared<T> {
     Done(T),
     NotOurs,
     /// The token holds the lock here, in the other mode (shared for an exclusive request, or
@@ -43,24 +43,24 @@ enum Answer<T> {
     OtherMode,
 }
 
-impl<T> Answer<T> {
-    fn from_code(code: i64, done: T) -> Answer<T> {
+impl<T> Compared<T> {
+    fn from_code(code: i64, done: T) -> Compared<T> {
         match code {
-            1 => Answer::Done(done),
-            2 => Answer::OtherMode,
-            _ => Answer::NotOurs,
+            1 => Compared::Done(done),
+            2 => Compared::OtherMode,
+            _ => Compared::NotOurs,
         }
     }
 
     fn done(&self) -> bool {
-        matches!(self, Answer::Done(_))
+        matches!(self, Compared::Done(_))
     }
 
     fn describe(&self, done: &str) -> (String, bool) {
         match self {
-            Answer::Done(_) => (done.into(), true),
-            Answer::NotOurs => ("not held by this token".into(), false),
-            Answer::OtherMode => ("held by this token in the other mode".into(), false),
+            Compared::Done(_) => (done.into(), true),
+            Compared::NotOurs => ("not held by this token".into(), false),
+            Compared::OtherMode => ("held by this token in the other mode".into(), false),
         }
     }
 }
@@ -68,14 +68,14 @@ impl<T> Answer<T> {
 /// A refusal on a quorum: `NotHeld`, or `OtherMode` when the servers that refused show the token
 /// holding the lock in the other mode (and none did what was asked).
 fn refused<T>(
-    replies: &[Reply<Answer<T>>],
+    replies: &[Reply<Compared<T>>],
     acted: usize,
     undone: usize,
     target: &Target,
 ) -> LockError {
     let other = replies
         .iter()
-        .any(|reply| matches!(reply.result, Ok(Answer::OtherMode)));
+        .any(|reply| matches!(reply.result, Ok(Compared::OtherMode)));
     if other && acted == 0 {
         LockError::OtherMode {
             holds_shared: !target.is_shared(),
@@ -129,9 +129,9 @@ impl Redlock {
                     .arg(token);
                 history::args(record, &mut invocation);
                 let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
-                Ok(Answer::from_code(code, ()))
+                Ok(Compared::from_code(code, ()))
             },
-            |replies| !patient && quorum::settled(replies, Answer::done, true),
+            |replies| !patient && quorum::settled(replies, Compared::done, true),
         );
         let replies = quorum::waited(replies, started);
         let done = if target.is_shared() {
@@ -142,7 +142,7 @@ impl Redlock {
         self.observe("release", key, &replies, started, None, |answer| {
             answer.describe(done)
         });
-        let outcome = tally(&replies, Answer::done);
+        let outcome = tally(&replies, Compared::done);
         let failures = self.failures(&replies);
         match outcome.verdict(self.nodes.len()) {
             Verdict::Yes => Ok(Released {
@@ -191,12 +191,12 @@ impl Redlock {
                     .arg(token)
                     .arg(ttl_ms)
                     .invoke(con)?;
-                Ok(Answer::from_code(code, Extended { before, set }))
+                Ok(Compared::from_code(code, Extended { before, set }))
             },
-            |replies| !patient && quorum::settled(replies, Answer::done, false),
+            |replies| !patient && quorum::settled(replies, Compared::done, false),
         );
         let replies = quorum::waited(replies, started);
-        let outcome = tally(&replies, Answer::done);
+        let outcome = tally(&replies, Compared::done);
         let validity = outcome
             .quorum_reached_at(self.quorum())
             .and_then(|at| quorum::validity(ttl, at.since(started)));
@@ -243,7 +243,7 @@ impl Redlock {
         target: &Target,
         key: &str,
         token: &str,
-        replies: &[Reply<Answer<Extended>>],
+        replies: &[Reply<Compared<Extended>>],
     ) -> usize {
         let script = if target.is_shared() {
             &shared::RESTORE
@@ -253,7 +253,7 @@ impl Redlock {
         let readers = target.readers();
         let mut undone = 0;
         for (index, reply) in replies.iter().enumerate() {
-            let Ok(Answer::Done(extended)) = &reply.result else {
+            let Ok(Compared::Done(extended)) = &reply.result else {
                 continue;
             };
             let mut only = vec![false; replies.len()];

@@ -41,7 +41,7 @@ pub(crate) struct Inspection {
     /// (`None` where the server did not answer), for `fence::holder_fence`.
     pub(crate) fences: Vec<Vec<Option<Counter>>>,
     /// Who waits, in arrival order, over every server that answered.
-    pub(crate) waiters: Vec<Waiting>,
+    pub(crate) waiters: Vec<QueuedWaiter>,
     /// What the servers record as the number of slots of the semaphore of the target's name,
     /// for a mutex's target too.
     pub(crate) limit: Limit,
@@ -54,7 +54,7 @@ pub(crate) type Counter = (u64, Option<String>);
 
 /// One waiter in a target's queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Waiting {
+pub(crate) struct QueuedWaiter {
     /// The token that names the waiter (its holder facts say who waits).
     pub(crate) token: String,
     /// Whether it waits for a shared lock.
@@ -137,7 +137,7 @@ impl Redlock {
                 }
             },
         );
-        let mut waiters: BTreeMap<String, Waiting> = BTreeMap::new();
+        let mut waiters: BTreeMap<String, QueuedWaiter> = BTreeMap::new();
         for (_, entries, _, _) in replies
             .iter()
             .filter_map(|reply| reply.result.as_ref().ok())
@@ -146,7 +146,7 @@ impl Redlock {
                 let [entry, score] = pair else { continue };
                 let since = score.parse::<f64>().map_or(0, |s| s.max(0.0) as u64);
                 let (token, shared) = queue::entry_token(entry);
-                let waiting = waiters.entry(entry.clone()).or_insert(Waiting {
+                let waiting = waiters.entry(entry.clone()).or_insert(QueuedWaiter {
                     token: token.to_string(),
                     shared,
                     since_unix_ms: since,
@@ -156,7 +156,7 @@ impl Redlock {
                 waiting.since_unix_ms = waiting.since_unix_ms.min(since);
             }
         }
-        let mut waiters: Vec<Waiting> = waiters.into_values().collect();
+        let mut waiters: Vec<QueuedWaiter> = waiters.into_values().collect();
         waiters.sort_by(|a, b| (a.since_unix_ms, &a.token).cmp(&(b.since_unix_ms, &b.token)));
         let keys = (0..target.width())
             .map(|index| {

@@ -53,7 +53,7 @@ pub(crate) enum HoldLeft {
 /// Result of a keep: on how many servers the key was kept, or released because the hold had
 /// run out by the time the request arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Kept {
+pub(crate) struct KeepOutcome {
     pub(crate) kept: usize,
     pub(crate) released: usize,
     /// The shortest time a server kept it for.
@@ -61,7 +61,7 @@ pub(crate) struct Kept {
 }
 
 #[derive(Clone, Copy)]
-enum Answer {
+enum KeepReply {
     Kept(Duration),
     Released,
     NotOurs,
@@ -76,7 +76,7 @@ impl Redlock {
         key: &str,
         token: &str,
         keep: &Keep,
-    ) -> Result<Kept, LockError> {
+    ) -> Result<KeepOutcome, LockError> {
         let hand_over = HandOver::new(target, self.nodes.timeout(), self.waited_as.as_deref());
         // Rounded so that the hold comes out shorter, never longer.
         let (hold_ms, acquired_ms) = match keep.hold {
@@ -107,9 +107,9 @@ impl Redlock {
             history::args(keep.record, &mut invocation);
             let (answer, px): (i64, u64) = hand_over.args(&mut invocation).invoke(con)?;
             Ok(match answer {
-                1 => Answer::Kept(Duration::from_millis(px)),
-                2 => Answer::Released,
-                _ => Answer::NotOurs,
+                1 => KeepReply::Kept(Duration::from_millis(px)),
+                2 => KeepReply::Released,
+                _ => KeepReply::NotOurs,
             })
         });
         self.observe(
@@ -119,22 +119,22 @@ impl Redlock {
             started,
             None,
             |answer| match answer {
-                Answer::Kept(px) => (format!("kept for {}", crate::human::duration(*px)), true),
-                Answer::Released => ("released (the hold was over)".into(), true),
-                Answer::NotOurs => ("not held by this token".into(), false),
+                KeepReply::Kept(px) => (format!("kept for {}", crate::human::duration(*px)), true),
+                KeepReply::Released => ("released (the hold was over)".into(), true),
+                KeepReply::NotOurs => ("not held by this token".into(), false),
             },
         );
-        let outcome = tally(&replies, |answer| !matches!(answer, Answer::NotOurs));
+        let outcome = tally(&replies, |answer| !matches!(answer, KeepReply::NotOurs));
         match outcome.verdict(self.nodes.len()) {
             Verdict::Yes => {
                 let kept: Vec<Duration> = replies
                     .iter()
                     .filter_map(|reply| match reply.result {
-                        Ok(Answer::Kept(px)) => Some(px),
+                        Ok(KeepReply::Kept(px)) => Some(px),
                         _ => None,
                     })
                     .collect();
-                Ok(Kept {
+                Ok(KeepOutcome {
                     kept: kept.len(),
                     released: outcome.yes - kept.len(),
                     remaining: kept.into_iter().min().unwrap_or_default(),

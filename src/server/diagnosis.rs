@@ -13,7 +13,7 @@
 
 /// The one verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum ServerFault {
     /// It may come back by itself.
     Down,
     /// It will not come back until someone changes the URL, the options or the server.
@@ -23,7 +23,7 @@ pub(crate) enum Verdict {
 /// What went wrong with a server, in words for people and in the library's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Diagnosis {
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: ServerFault,
     /// What is wrong, in plain words: `wrong password or user`, `no answer in time`.
     pub(crate) what: String,
     /// What to change (empty for a server that is down).
@@ -43,7 +43,7 @@ impl Diagnosis {
     }
 
     pub(crate) fn misconfigured(&self) -> bool {
-        self.verdict == Verdict::Misconfigured
+        self.verdict == ServerFault::Misconfigured
     }
 }
 
@@ -187,7 +187,7 @@ pub(crate) fn recognised(err: &redis::RedisError) -> Option<Diagnosis> {
         false => sign.what.to_string(),
     };
     Some(Diagnosis {
-        verdict: Verdict::Misconfigured,
+        verdict: ServerFault::Misconfigured,
         what,
         fix: sign.fix.into(),
         detail,
@@ -199,7 +199,7 @@ pub(crate) fn diagnose(err: &redis::RedisError) -> Diagnosis {
     let detail = verbatim(err);
     let text = err.to_string();
     let misconfigured = |what: &str, fix: &str| Diagnosis {
-        verdict: Verdict::Misconfigured,
+        verdict: ServerFault::Misconfigured,
         what: what.into(),
         fix: fix.into(),
         detail: detail.clone(),
@@ -208,7 +208,7 @@ pub(crate) fn diagnose(err: &redis::RedisError) -> Diagnosis {
         return seen;
     }
     let down = |what: &str| Diagnosis {
-        verdict: Verdict::Down,
+        verdict: ServerFault::Down,
         what: what.into(),
         fix: String::new(),
         detail: detail.clone(),
@@ -301,7 +301,7 @@ mod tests {
             server_error("ERR max number of clients reached"),
         ] {
             let seen = diagnose(&err);
-            assert_eq!(seen.verdict, Verdict::Down, "{err}: {seen:?}");
+            assert_eq!(seen.verdict, ServerFault::Down, "{err}: {seen:?}");
             assert!(seen.fix.is_empty());
         }
         let cases = [
@@ -373,7 +373,7 @@ mod tests {
         ];
         for (err, what, fix) in cases {
             let seen = diagnose(&err);
-            assert_eq!(seen.verdict, Verdict::Misconfigured, "{err}: {seen:?}");
+            assert_eq!(seen.verdict, ServerFault::Misconfigured, "{err}: {seen:?}");
             assert!(seen.what.contains(what), "{err}: {seen:?}");
             assert!(seen.fix.contains(fix), "{err}: {seen:?}");
             assert!(cannot_vote(&seen.words()), "{seen:?}");

@@ -7,30 +7,30 @@ use std::io;
 
 /// Why a connection failed: enough to rebuild the error a request would have met.
 #[derive(Clone, Debug)]
-pub(crate) struct Failure {
+pub(crate) struct WireFailure {
     kind: io::ErrorKind,
     message: String,
 }
 
-impl Failure {
-    pub(crate) fn new(kind: io::ErrorKind, message: impl Into<String>) -> Failure {
-        Failure {
+impl WireFailure {
+    pub(crate) fn new(kind: io::ErrorKind, message: impl Into<String>) -> WireFailure {
+        WireFailure {
             kind,
             message: message.into(),
         }
     }
 
-    pub(crate) fn timed_out() -> Failure {
-        Failure::new(io::ErrorKind::TimedOut, "timed out")
+    pub(crate) fn timed_out() -> WireFailure {
+        WireFailure::new(io::ErrorKind::TimedOut, "timed out")
     }
 
-    pub(crate) fn of(err: &io::Error) -> Failure {
+    pub(crate) fn of(err: &io::Error) -> WireFailure {
         let message = match err.kind() {
             io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
             io::ErrorKind::UnexpectedEof => "the server closed the connection".to_string(),
             _ => err.to_string(),
         };
-        Failure::new(err.kind(), message)
+        WireFailure::new(err.kind(), message)
     }
 
     /// The connection was closed under us, as opposed to a server that is slow or refuses.
@@ -155,7 +155,7 @@ fn script_command(text: &str) -> Option<String> {
 
 /// What became of one request: its replies (all of them, the skipped ones left out), or the
 /// connection's failure before they all came.
-pub(crate) type Answer = Result<Vec<Value>, Failure>;
+pub(crate) type WireAnswer = Result<Vec<Value>, WireFailure>;
 
 #[cfg(test)]
 mod tests {

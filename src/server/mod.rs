@@ -39,7 +39,7 @@ use client::{unusable_tls_files, with_credentials};
 use cluster::Cluster;
 pub(crate) use cluster::{hash_slot, hash_tag};
 pub(crate) use diagnosis::{cannot_vote, diagnose, verbatim, Diagnosis};
-pub(crate) use failure::{refusal, Answer, Failure};
+pub(crate) use failure::{refusal, WireAnswer, WireFailure};
 use redis::{Connection, ConnectionAddr, ConnectionInfo, RedisResult};
 pub(crate) use replay::{Replay, Request, Step};
 pub(crate) use sentinel::SentinelCredentials;
@@ -61,12 +61,12 @@ pub(crate) struct Server {
     /// same server and vote once.
     pub(crate) identity: String,
     pub(crate) info: ConnectionInfo,
-    target: Target,
+    endpoint: Endpoint,
 }
 
 /// Where connections go.
 #[derive(Clone)]
-enum Target {
+enum Endpoint {
     /// One fixed server. Its dialer is made once here, so that certificates are read and
     /// checked before anything is sent.
     Direct(Box<Dialer>),
@@ -101,7 +101,7 @@ impl Server {
                 display,
                 identity: cluster.identity(),
                 info: cluster.template().clone(),
-                target: Target::Cluster(Arc::new(cluster)),
+                endpoint: Endpoint::Cluster(Arc::new(cluster)),
             });
         }
         if is_sentinel_url(url) {
@@ -116,7 +116,7 @@ impl Server {
                 display,
                 identity: group.identity(),
                 info: group.master_settings().clone(),
-                target: Target::Sentinel(Arc::new(group)),
+                endpoint: Endpoint::Sentinel(Arc::new(group)),
             });
         }
         let info = plain_info(url, &display, tls.insecure)?;
@@ -129,7 +129,7 @@ impl Server {
             display,
             identity,
             info,
-            target: Target::Direct(Box::new(dialer)),
+            endpoint: Endpoint::Direct(Box::new(dialer)),
         })
     }
 
@@ -139,8 +139,8 @@ impl Server {
     /// round trips of its own before the master's two (connect, request), so a group 25 ms away
     /// each way (four round trips of 50 ms) could never answer within the default 200 ms.
     pub(crate) fn budget(&self, timeout: Duration) -> Duration {
-        match &self.target {
-            Target::Sentinel(group) if !group.found() => timeout * 2,
+        match &self.endpoint {
+            Endpoint::Sentinel(group) if !group.found() => timeout * 2,
             _ => timeout,
         }
     }
@@ -151,13 +151,13 @@ impl Server {
     /// awaited for `timeout` at most; a cluster's connects to a node when the first request
     /// says which (`Session`).
     pub(crate) fn session(&self, deadline: BootInstant, timeout: Duration) -> RedisResult<Session> {
-        match &self.target {
-            Target::Direct(dialer) => dialer.open(deadline, false).map(Session::direct),
-            Target::Sentinel(group) => {
+        match &self.endpoint {
+            Endpoint::Direct(dialer) => dialer.open(deadline, false).map(Session::direct),
+            Endpoint::Sentinel(group) => {
                 let asking = deadline.min(BootInstant::now().add(timeout));
                 Master::open(group.clone(), (asking, deadline)).map(Session::master)
             }
-            Target::Cluster(cluster) => Ok(Session::cluster(cluster.clone())),
+            Endpoint::Cluster(cluster) => Ok(Session::cluster(cluster.clone())),
         }
     }
 
@@ -167,12 +167,12 @@ impl Server {
     /// of the node it runs on.
     pub(crate) fn connect_near(&self, key: &str, timeout: Duration) -> RedisResult<Connection> {
         let deadline = BootInstant::now().add(timeout);
-        match &self.target {
-            Target::Direct(dialer) => dialer.open(deadline, false)?.into_connection(deadline),
-            Target::Sentinel(group) => {
+        match &self.endpoint {
+            Endpoint::Direct(dialer) => dialer.open(deadline, false)?.into_connection(deadline),
+            Endpoint::Sentinel(group) => {
                 Master::open(group.clone(), (deadline, deadline))?.into_connection()
             }
-            Target::Cluster(cluster) => {
+            Endpoint::Cluster(cluster) => {
                 let (map, given) = cluster.map(deadline)?;
                 let node = map.master(hash_slot(key)).ok_or_else(|| {
                     std::io::Error::other("the cluster is down: no master serves the key's slot")
@@ -190,8 +190,8 @@ impl Server {
     /// now, made by `deadline`: a release or an extension reaches them too, so that no copy of
     /// the lock is left where the sentinels once pointed (sentinel/group.rs).
     pub(crate) fn former(&self, deadline: BootInstant) -> Vec<Session> {
-        match &self.target {
-            Target::Sentinel(group) => group
+        match &self.endpoint {
+            Endpoint::Sentinel(group) => group
                 .former(deadline)
                 .into_iter()
                 .map(Session::direct)
@@ -202,25 +202,25 @@ impl Server {
 
     /// Whether `other` reaches the same data, so that the two must vote once.
     pub(crate) fn same_as(&self, other: &Server) -> bool {
-        match (&self.target, &other.target) {
-            (Target::Sentinel(a), Target::Sentinel(b)) => a.same_as(b),
-            (Target::Cluster(a), Target::Cluster(b)) => a.same_as(b),
+        match (&self.endpoint, &other.endpoint) {
+            (Endpoint::Sentinel(a), Endpoint::Sentinel(b)) => a.same_as(b),
+            (Endpoint::Cluster(a), Endpoint::Cluster(b)) => a.same_as(b),
             _ => self.identity == other.identity,
         }
     }
 
     /// For a Sentinel group, the master in use (`host:port`).
     pub(crate) fn master(&self) -> Option<String> {
-        match &self.target {
-            Target::Sentinel(group) => group.answered(),
+        match &self.endpoint {
+            Endpoint::Sentinel(group) => group.answered(),
             _ => None,
         }
     }
 
     /// For a cluster, the node that answered the last request for a key, and that key's slot.
     pub(crate) fn node(&self) -> Option<(String, u16)> {
-        match &self.target {
-            Target::Cluster(cluster) => cluster.answered(),
+        match &self.endpoint {
+            Endpoint::Cluster(cluster) => cluster.answered(),
             _ => None,
         }
     }
@@ -228,8 +228,8 @@ impl Server {
     /// How one poll loop reaches this server (wire.rs), if it can: a plain server over TCP or a
     /// Unix socket. Sentinel groups, clusters and TLS connect through the redis crate.
     pub(crate) fn plain(&self) -> Option<Plain> {
-        match &self.target {
-            Target::Direct(_) => Plain::of(&self.info),
+        match &self.endpoint {
+            Endpoint::Direct(_) => Plain::of(&self.info),
             _ => None,
         }
     }

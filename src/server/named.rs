@@ -3,23 +3,23 @@
 //! sentinels (`redlock doctor` asks them `SENTINEL CKQUORUM`), or neither, a cluster.
 
 use super::blocking::Dialer;
-use super::{Server, Target};
+use super::{Endpoint, Server};
 use redis::ConnectionAddr;
 
 impl Server {
     /// Where a server named directly (not a Sentinel group or a cluster) listens, as its URL
     /// says.
     pub(crate) fn address(&self) -> Option<&ConnectionAddr> {
-        match &self.target {
-            Target::Direct(_) => Some(self.info.addr()),
+        match &self.endpoint {
+            Endpoint::Direct(_) => Some(self.info.addr()),
             _ => None,
         }
     }
 
     /// For a Sentinel group, its master's name and each sentinel (`host:port`, dialer).
     pub(crate) fn sentinels(&self) -> Option<(&str, Vec<(&str, &Dialer)>)> {
-        match &self.target {
-            Target::Sentinel(group) => Some(group.sentinels()),
+        match &self.endpoint {
+            Endpoint::Sentinel(group) => Some(group.sentinels()),
             _ => None,
         }
     }

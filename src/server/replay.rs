@@ -11,7 +11,7 @@
 //! every round's is; a request that differs on a re-run is caught and fails that server's
 //! request instead of being sent.
 
-use super::failure::{Answer, Failure};
+use super::failure::{WireAnswer, WireFailure};
 use redis::{RedisResult, Value};
 
 /// One request as it goes out: packed commands, of which replies after the first `skip` (of
@@ -26,7 +26,7 @@ pub(crate) struct Request {
 /// What a closure's requests got so far, in order.
 #[derive(Default)]
 pub(crate) struct Replay {
-    answered: Vec<(Vec<u8>, Answer)>,
+    answered: Vec<(Vec<u8>, WireAnswer)>,
     next: usize,
     /// The first request whose reply is not in yet: this run's result does not count.
     wanted: Option<Request>,
@@ -82,14 +82,14 @@ impl Replay {
     }
 
     /// The reply (or failure) to the request the last run asked to send.
-    pub(crate) fn answer(&mut self, answer: Answer) {
+    pub(crate) fn answer(&mut self, answer: WireAnswer) {
         if let Some(request) = self.wanted.take() {
             self.answered.push((request.packed, answer));
         }
     }
 
     /// Fails the request the last run asked to send (a timeout, a broken connection).
-    pub(crate) fn fail(&mut self, failure: Failure) {
+    pub(crate) fn fail(&mut self, failure: WireFailure) {
         self.answer(Err(failure));
     }
 

@@ -3,7 +3,7 @@
 //! and bytes moved each way as far as the socket takes them. What the bytes mean is the wire's
 //! (wire.rs).
 
-use super::failure::Failure;
+use super::failure::WireFailure;
 use redis::{ConnectionAddr, RedisConnectionInfo};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -62,11 +62,13 @@ pub(super) struct Socket {
 
 impl Socket {
     /// Starts connecting to `plain` (a Unix socket connects at once).
-    pub(super) fn open(plain: &Plain) -> Result<Socket, Failure> {
+    pub(super) fn open(plain: &Plain) -> Result<Socket, WireFailure> {
         let (stream, connecting) = match &plain.address {
             Address::Unix(path) => {
-                let stream = UnixStream::connect(path).map_err(|e| Failure::of(&e))?;
-                stream.set_nonblocking(true).map_err(|e| Failure::of(&e))?;
+                let stream = UnixStream::connect(path).map_err(|e| WireFailure::of(&e))?;
+                stream
+                    .set_nonblocking(true)
+                    .map_err(|e| WireFailure::of(&e))?;
                 (Stream::Unix(stream), None)
             }
             Address::Tcp(host, port) => {
@@ -74,11 +76,11 @@ impl Socket {
                 // before the round, bounded by the system's resolver settings.
                 let mut addresses: Vec<SocketAddr> = (host.as_str(), *port)
                     .to_socket_addrs()
-                    .map_err(|e| Failure::new(e.kind(), format!("cannot resolve {host}: {e}")))?
+                    .map_err(|e| WireFailure::new(e.kind(), format!("cannot resolve {host}: {e}")))?
                     .collect();
                 addresses.reverse();
                 let first = addresses.pop().ok_or_else(|| {
-                    Failure::new(io::ErrorKind::NotFound, format!("{host} has no address"))
+                    WireFailure::new(io::ErrorKind::NotFound, format!("{host} has no address"))
                 })?;
                 (Stream::Tcp(start_connect(first)?), Some(addresses))
             }
@@ -93,7 +95,7 @@ impl Socket {
 
     /// Whether the connection is made: a TCP connect under way is looked at, and moves on to
     /// the next address after a refusal.
-    pub(super) fn connected(&mut self) -> Result<bool, Failure> {
+    pub(super) fn connected(&mut self) -> Result<bool, WireFailure> {
         if self.connecting.is_none() {
             return Ok(true);
         }
@@ -123,27 +125,27 @@ impl Socket {
                         self.stream = Stream::Tcp(start_connect(address)?);
                         Ok(false)
                     }
-                    None => Err(Failure::of(&err)),
+                    None => Err(WireFailure::of(&err)),
                 }
             }
         }
     }
 
     /// Writes from the front of `out` as much as the socket takes now, and removes it.
-    pub(super) fn write_from(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+    pub(super) fn write_from(&mut self, out: &mut Vec<u8>) -> Result<(), WireFailure> {
         while !out.is_empty() {
             let written = match &mut self.stream {
                 Stream::Tcp(stream) => stream.write(out),
                 Stream::Unix(stream) => stream.write(out),
             };
             match written {
-                Ok(0) => return Err(Failure::new(io::ErrorKind::WriteZero, "write failed")),
+                Ok(0) => return Err(WireFailure::new(io::ErrorKind::WriteZero, "write failed")),
                 Ok(written) => {
                     out.drain(..written);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::of(&e)),
+                Err(e) => return Err(WireFailure::of(&e)),
             }
         }
         Ok(())
@@ -151,7 +153,7 @@ impl Socket {
 
     /// Appends to `input` everything there is to read now; true when the server closed the
     /// connection (after what it sent before closing).
-    pub(super) fn read_into(&mut self, input: &mut Vec<u8>) -> Result<bool, Failure> {
+    pub(super) fn read_into(&mut self, input: &mut Vec<u8>) -> Result<bool, WireFailure> {
         let mut chunk = [0u8; 16 * 1024];
         loop {
             let read = match &mut self.stream {
@@ -163,7 +165,7 @@ impl Socket {
                 Ok(read) => input.extend_from_slice(&chunk[..read]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Failure::of(&e)),
+                Err(e) => return Err(WireFailure::of(&e)),
             }
         }
     }
@@ -177,7 +179,7 @@ impl Socket {
 }
 
 /// A TCP socket that has started connecting to `address` without waiting for it.
-fn start_connect(address: SocketAddr) -> Result<TcpStream, Failure> {
+fn start_connect(address: SocketAddr) -> Result<TcpStream, WireFailure> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let family = if address.is_ipv4() {
         AddressFamily::INET
@@ -190,9 +192,9 @@ fn start_connect(address: SocketAddr) -> Result<TcpStream, Failure> {
         SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
         None,
     )
-    .map_err(|e| Failure::of(&e.into()))?;
+    .map_err(|e| WireFailure::of(&e.into()))?;
     match rustix::net::connect(&socket, &address) {
         Ok(()) | Err(rustix::io::Errno::INPROGRESS) => Ok(TcpStream::from(socket)),
-        Err(errno) => Err(Failure::of(&errno.into())),
+        Err(errno) => Err(WireFailure::of(&errno.into())),
     }
 }

@@ -20,7 +20,7 @@
 //! (no round trip of its own); messages may still come until the server has read that, and
 //! none after its reply.
 
-use super::failure::{Answer, Failure};
+use super::failure::{WireAnswer, WireFailure};
 use super::resp::frame_length;
 use super::socket::{Plain, Socket};
 use redis::Value;
@@ -62,7 +62,7 @@ pub(crate) struct Wire {
     out: Vec<u8>,
     input: Vec<u8>,
     owed: VecDeque<Owed>,
-    failed: Option<Failure>,
+    failed: Option<WireFailure>,
     /// The hashes of the scripts this connection has sent the source of.
     scripts: Vec<&'static str>,
     /// Messages may come: a SUBSCRIBE was answered, and no UNSUBSCRIBE since. Judged in the
@@ -76,7 +76,7 @@ pub(crate) struct Wire {
 
 impl Wire {
     /// Starts connecting to `plain` (a Unix socket connects at once) and queues the set-up.
-    pub(crate) fn open(plain: &Plain) -> Result<Wire, Failure> {
+    pub(crate) fn open(plain: &Plain) -> Result<Wire, WireFailure> {
         let mut wire = Wire {
             socket: Socket::open(plain)?,
             out: Vec::new(),
@@ -163,7 +163,7 @@ impl Wire {
         self.failed.is_none() && (self.socket.connecting() || !self.out.is_empty())
     }
 
-    pub(crate) fn failure(&self) -> Option<&Failure> {
+    pub(crate) fn failure(&self) -> Option<&WireFailure> {
         self.failed.as_ref()
     }
 
@@ -184,7 +184,7 @@ impl Wire {
 
     /// Moves bytes both ways as far as the socket allows without blocking, and returns what was
     /// answered, in order. A failed connection answers everything it owed with its failure.
-    pub(crate) fn exchange(&mut self) -> Vec<(Sink, Answer)> {
+    pub(crate) fn exchange(&mut self) -> Vec<(Sink, WireAnswer)> {
         let mut answered = Vec::new();
         if self.failed.is_none() {
             if let Err(failure) = self.pump(&mut answered) {
@@ -196,7 +196,7 @@ impl Wire {
 
     /// Fails the connection (a request on it timed out, or it broke): everything still owed is
     /// answered with `failure`.
-    pub(crate) fn fail(&mut self, failure: Failure, answered: &mut Vec<(Sink, Answer)>) {
+    pub(crate) fn fail(&mut self, failure: WireFailure, answered: &mut Vec<(Sink, WireAnswer)>) {
         for owed in self.owed.drain(..) {
             answered.push((owed.to, Err(failure.clone())));
         }
@@ -204,7 +204,7 @@ impl Wire {
         self.failed = Some(failure);
     }
 
-    fn pump(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
+    fn pump(&mut self, answered: &mut Vec<(Sink, WireAnswer)>) -> Result<(), WireFailure> {
         if !self.socket.connected()? {
             return Ok(());
         }
@@ -212,7 +212,7 @@ impl Wire {
         let closed = self.socket.read_into(&mut self.input)?;
         self.take_replies(answered)?;
         if closed {
-            return Err(Failure::new(
+            return Err(WireFailure::new(
                 io::ErrorKind::UnexpectedEof,
                 "the server closed the connection",
             ));
@@ -220,19 +220,20 @@ impl Wire {
         Ok(())
     }
 
-    fn take_replies(&mut self, answered: &mut Vec<(Sink, Answer)>) -> Result<(), Failure> {
+    fn take_replies(&mut self, answered: &mut Vec<(Sink, WireAnswer)>) -> Result<(), WireFailure> {
         let mut start = 0;
         while let Some(length) = frame_length(&self.input[start..]) {
             let frame = &self.input[start..start + length];
             start += length;
-            let value = redis::parse_redis_value(frame)
-                .map_err(|e| Failure::new(io::ErrorKind::InvalidData, format!("bad reply: {e}")))?;
+            let value = redis::parse_redis_value(frame).map_err(|e| {
+                WireFailure::new(io::ErrorKind::InvalidData, format!("bad reply: {e}"))
+            })?;
             if self.subscriber && is_message(&value) {
                 answered.push((Sink::Pushed, Ok(vec![value])));
                 continue;
             }
             let Some(owed) = self.owed.front_mut() else {
-                return Err(Failure::new(
+                return Err(WireFailure::new(
                     io::ErrorKind::InvalidData,
                     "a reply nobody asked for",
                 ));
@@ -251,7 +252,7 @@ impl Wire {
                 if owed.to == Sink::Setup {
                     if let Some(what) = owed.got.first().and_then(super::setup::refused) {
                         self.input.drain(..start);
-                        return Err(Failure::new(io::ErrorKind::PermissionDenied, what));
+                        return Err(WireFailure::new(io::ErrorKind::PermissionDenied, what));
                     }
                 } else {
                     answered.push((owed.to, Ok(owed.got)));

@@ -50,7 +50,7 @@ pub(super) enum Plan {
 
 /// What one round showed, server by server.
 #[derive(Debug, Default)]
-struct Tally {
+struct LatchTally {
     unanswered: usize,
     absent: usize,
     /// Servers holding the latch, by count, with the shortest TTL among them.
@@ -59,9 +59,9 @@ struct Tally {
     foreign: Option<String>,
 }
 
-impl Tally {
-    fn of(replies: &[Reply<Touched>]) -> Tally {
-        let mut tally = Tally::default();
+impl LatchTally {
+    fn of(replies: &[Reply<Touched>]) -> LatchTally {
+        let mut tally = LatchTally::default();
         for reply in replies {
             let copy = match &reply.result {
                 Err(_) => {
@@ -115,7 +115,7 @@ impl Tally {
 pub(super) fn plan(replies: &[Reply<Touched>], want: Option<u32>) -> Plan {
     let servers = replies.len();
     let quorum = quorum::quorum(servers);
-    let tally = Tally::of(replies);
+    let tally = LatchTally::of(replies);
     let answered = servers - tally.unanswered;
     if let Some((count, holding)) = tally.most().filter(|(_, holding)| *holding >= quorum) {
         return match want {

@@ -43,7 +43,7 @@ pub(crate) fn scripts() -> [(&'static str, &'static Lua); 3] {
 /// `id` (recorded as `record`) is new among them. Never the listeners' `done` (it starts with a
 /// digit).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Heard {
+pub(crate) struct LatchHeard {
     pub(crate) count: u32,
     pub(crate) held: usize,
     pub(crate) id: String,
@@ -51,14 +51,14 @@ pub(crate) struct Heard {
 }
 
 /// The message `TOUCH` publishes, taken apart; `None` for anything else.
-pub(crate) fn parse_heard(payload: &[u8]) -> Option<Heard> {
+pub(crate) fn parse_heard(payload: &[u8]) -> Option<LatchHeard> {
     let text = std::str::from_utf8(payload).ok()?;
     let mut parts = text.splitn(4, SEPARATOR);
     let count = parts.next()?.parse().ok()?;
     let held = parts.next()?.parse().ok()?;
     let id = parts.next().filter(|id| !id.is_empty())?.to_string();
     let record = parts.next()?.to_string();
-    Some(Heard {
+    Some(LatchHeard {
         count,
         held,
         id,
@@ -75,7 +75,7 @@ mod tests {
         let payload = format!("3{SEPARATOR}2{SEPARATOR}host-a{SEPARATOR}abc:host:1:2");
         assert_eq!(
             parse_heard(payload.as_bytes()),
-            Some(Heard {
+            Some(LatchHeard {
                 count: 3,
                 held: 2,
                 id: "host-a".into(),

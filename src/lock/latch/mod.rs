@@ -25,7 +25,7 @@
 //!    have opened the latch: its job did finish, and running it again counts nothing twice.)
 //! 4. **Waking costs one message per count-down, not a read per waiter.** A `done` that records
 //!    a new id publishes, on the latch's channel, the count, how many ids that server now holds,
-//!    the id and its record (`Heard`). A waiter subscribes before its second read, adds what it
+//!    the id and its record (`LatchHeard`). A waiter subscribes before its second read, adds what it
 //!    hears to that server's copy, and reads again only when a server says it holds more ids
 //!    than the waiter saw from it (a message was lost). So a thousand waiters cost one PUBLISH
 //!    per count-down per server, and no reads. A notification only adds an id a server

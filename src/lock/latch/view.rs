@@ -2,7 +2,7 @@
 //! messages arrive: each server's copy as last seen, kept while a server does not answer and
 //! dropped when the latch was made again there. Its verdict is verdict.rs's.
 
-use super::lua::Heard;
+use super::lua::LatchHeard;
 use super::model::{Found, LatchCopy};
 use super::verdict::{self, Counting, Seen};
 use crate::clock::BootInstant;
@@ -85,7 +85,7 @@ impl View {
     /// A count-down message from server `index`. Returns whether the server should be read
     /// again: it holds more ids than were seen from it (a message was lost), or its copy is not
     /// the one we saw.
-    pub(crate) fn heard(&mut self, index: usize, heard: &Heard) -> bool {
+    pub(crate) fn heard(&mut self, index: usize, heard: &LatchHeard) -> bool {
         match self.seen.get_mut(index) {
             Some(Seen::Latch { count, ids, .. }) if *count == heard.count => {
                 ids.entry(heard.id.clone())
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn a_message_adds_an_id_and_asks_for_a_read_only_when_one_was_missed() {
         let mut v = view(&[copy(3, &["a"]), copy(3, &["a"]), copy(3, &["a"])]);
-        let heard = |held, id: &str| Heard {
+        let heard = |held, id: &str| LatchHeard {
             count: 3,
             held,
             id: id.into(),
@@ -187,7 +187,7 @@ mod tests {
         // Another count: another copy, read it.
         assert!(v.heard(
             2,
-            &Heard {
+            &LatchHeard {
                 count: 4,
                 ..heard(2, "b")
             }

@@ -4,7 +4,7 @@
 
 use super::decide::LatchError;
 use super::lua::parse_heard;
-use super::lua::Heard;
+use super::lua::LatchHeard;
 use super::model::Latch;
 use super::verdict::{Counting, LatchState};
 use super::view::View;
@@ -24,7 +24,7 @@ const EXPIRY_SPREAD: Duration = Duration::from_millis(20);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LatchWake {
     /// A count-down announced by the server of this index.
-    Heard(usize, Heard),
+    Heard(usize, LatchHeard),
     /// A signal asked us to stop.
     Interrupted(i32),
 }

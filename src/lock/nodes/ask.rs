@@ -3,7 +3,7 @@
 //! (round.rs's `classify`); and for a release or an extension, the same request to the masters
 //! a Sentinel group's run used before (`reach_former`).
 
-use super::kept::Kept;
+use super::kept::KeptConnection;
 use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{Server, Session};
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 pub(super) fn ask<T>(
     server: &Server,
-    slot: &mut Option<Kept>,
+    slot: &mut Option<KeptConnection>,
     deadline: BootInstant,
     timeout: Duration,
     op: &(impl Fn(&mut Session) -> RedisResult<T> + Sync + ?Sized),
@@ -38,7 +38,7 @@ pub(super) fn ask<T>(
 
 fn connect_and_run<T>(
     server: &Server,
-    slot: &mut Option<Kept>,
+    slot: &mut Option<KeptConnection>,
     (deadline, timeout): (BootInstant, Duration),
     op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
@@ -56,7 +56,7 @@ fn connect_and_run<T>(
     // asking, within `timeout` of now). cluster: `session` (a cluster's connects to the node
     // each request's key needs).
     let connection = server.session(deadline, timeout)?;
-    let kept = slot.insert(Kept {
+    let kept = slot.insert(KeptConnection {
         connection,
         late: false,
     });

@@ -86,7 +86,7 @@ use threads::Threads;
 
 /// The servers, and our connections to them: on one thread with poll(2) when every server is
 /// plain, otherwise a thread per server (threads.rs), whose connections are kept between rounds
-/// (waits, renewals) and replaced after any error (see `Kept`).
+/// (waits, renewals) and replaced after any error (see `KeptConnection`).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
     timeout: Duration,
@@ -238,7 +238,7 @@ impl Nodes {
 
     /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
     /// goes out on the connection that carried that round's request even if the reply to it is
-    /// late (see `Kept`). The others are neither connected to nor asked; their reply is `None`.
+    /// late (see `KeptConnection`). The others are neither connected to nor asked; their reply is `None`.
     pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
     where
         T: Send,

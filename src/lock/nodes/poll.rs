@@ -17,14 +17,16 @@
 use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{payload, wait_any};
-use crate::server::{Answer, Failure, Plain, Replay, Request, Server, Session, Sink, Step, Wire};
+use crate::server::{
+    Plain, Replay, Request, Server, Session, Sink, Step, Wire, WireAnswer, WireFailure,
+};
 use redis::RedisResult;
 use std::time::Duration;
 
 /// The wires of a round's servers, when every server is plain (`Server::plain`).
 pub(super) struct Loop {
     plain: Vec<Plain>,
-    pub(super) wires: Vec<Option<Kept>>,
+    pub(super) wires: Vec<Option<KeptWire>>,
     /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
     /// deadline.
     pub(super) retired: Vec<(Wire, BootInstant)>,
@@ -34,10 +36,10 @@ pub(super) struct Loop {
     /// Messages that came while a round or a clean-up was being read, for `listen` to hand on.
     pub(super) pushed: Vec<(usize, Vec<u8>)>,
     /// Late answers that came before their round was settled, by task id (behind.rs).
-    pub(super) early: Vec<(u64, Answer)>,
+    pub(super) early: Vec<(u64, WireAnswer)>,
 }
 
-pub(super) struct Kept {
+pub(super) struct KeptWire {
     pub(super) wire: Wire,
     /// A request on it timed out: it may still be applied (see the module comment).
     pub(super) stalled: bool,
@@ -93,7 +95,7 @@ pub(super) enum Next {
 /// What a task is given.
 pub(super) enum Feed {
     /// The answer to its request.
-    Answer(Answer),
+    Answer(WireAnswer),
     /// Nothing new: whether what it has finishes it.
     Check,
     /// Its deadline passed without an answer.
@@ -209,10 +211,10 @@ impl Loop {
                 // Timed out: the request may still reach the server and be applied.
                 kept.wire.retarget(Sink::Round(index), Sink::Discard);
                 kept.stalled = true;
-                entry.replay.fail(Failure::timed_out());
+                entry.replay.fail(WireFailure::timed_out());
                 let result = match Session::replay(&mut entry.replay, op) {
                     Step::Done(result) => result,
-                    Step::Send(_) => Err(Failure::timed_out().error()),
+                    Step::Send(_) => Err(WireFailure::timed_out().error()),
                 };
                 run.replies[index] = Some(reply(result, started, timeout));
             } else {
@@ -244,7 +246,7 @@ impl Loop {
         if self.wires[index].is_none() {
             match Wire::open(&self.plain[index]) {
                 Ok(wire) => {
-                    self.wires[index] = Some(Kept {
+                    self.wires[index] = Some(KeptWire {
                         wire,
                         stalled: false,
                         heard: false,
@@ -349,7 +351,7 @@ impl Loop {
 
     /// Keeps a message that came while a round or a clean-up was read, for `listen`: it may be
     /// a release that came right after the attempt it answers.
-    pub(super) fn keep_pushed(&mut self, index: usize, message: Answer) {
+    pub(super) fn keep_pushed(&mut self, index: usize, message: WireAnswer) {
         if let Ok(values) = message {
             self.pushed
                 .extend(payload(values).map(|payload| (index, payload)));

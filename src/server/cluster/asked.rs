@@ -14,12 +14,12 @@ use std::sync::mpsc;
 const ASKER_STACK: usize = 256 * 1024;
 
 /// One node's map, and the connection it came over.
-pub(super) type Answer = RedisResult<(Map, Blocking)>;
+pub(super) type SlotsAnswer = RedisResult<(Map, Blocking)>;
 
 /// The nodes asked, and their answers still to come.
 pub(crate) struct Asked {
     nodes: Vec<Node>,
-    answers: mpsc::Receiver<(usize, Answer)>,
+    answers: mpsc::Receiver<(usize, SlotsAnswer)>,
     /// Whose answer has come.
     heard: Vec<bool>,
     /// Connections of answers that came while another was waited for.
@@ -53,7 +53,7 @@ impl Asked {
     }
 
     /// The next answer to come by `deadline`, and whose it is; `None` once none will.
-    pub(super) fn next(&mut self, deadline: BootInstant) -> Option<(Node, Answer)> {
+    pub(super) fn next(&mut self, deadline: BootInstant) -> Option<(Node, SlotsAnswer)> {
         let (index, answer) = self.answers.recv_timeout(deadline.remaining()).ok()?;
         self.heard[index] = true;
         Some((self.nodes[index].clone(), answer))
@@ -85,7 +85,7 @@ impl Asked {
 }
 
 /// One node's map, and the connection it came over; the set-up (AUTH) goes with the question.
-pub(super) fn ask(dialer: &Dialer, node: &Node, deadline: BootInstant) -> Answer {
+pub(super) fn ask(dialer: &Dialer, node: &Node, deadline: BootInstant) -> SlotsAnswer {
     let mut connection = dialer.open(deadline, false)?;
     let reply: redis::Value = redis::cmd("CLUSTER").arg("SLOTS").query(&mut connection)?;
     let map = Map::from_slots(&reply, node).map_err(std::io::Error::other)?;

@@ -34,7 +34,7 @@ const ASKER_STACK: usize = 256 * 1024;
 pub(crate) type Address = (String, u16);
 
 /// One sentinel's answer: the master's address, or `None` when it knows no such master.
-type Answer = RedisResult<Option<Address>>;
+type SentinelAnswer = RedisResult<Option<Address>>;
 
 /// A group's sentinels: how to reach each, and the connection to each kept between askings.
 pub(crate) struct Sentinels {
@@ -70,7 +70,7 @@ impl Sentinels {
 
 /// One asking of every sentinel, and what came of it so far.
 pub(crate) struct Discovery {
-    asked: mpsc::Receiver<(usize, Answer)>,
+    asked: mpsc::Receiver<(usize, SentinelAnswer)>,
     /// `host:port` of each sentinel, for messages.
     sentinels: Vec<String>,
     master_name: String,
@@ -288,7 +288,7 @@ fn ask(
     index: usize,
     master_name: &str,
     deadline: BootInstant,
-) -> Answer {
+) -> SentinelAnswer {
     let taken = kept.lock().unwrap_or_else(|e| e.into_inner())[index].take();
     let mut connection = match taken {
         Some(mut connection) => {
