@@ -89,7 +89,7 @@ impl Redlock {
                         .invoke(con)?;
                     Ok(Some(written == 1))
                 },
-                |replies| !patient && quorum::settled(replies, written, false),
+                |replies| !patient && quorum::settled(replies, written),
             )
             .into_iter()
             .map(|reply| {

@@ -114,8 +114,9 @@ impl Redlock {
         let history = target.keys.history();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        // Decided once a quorum deleted (or a quorum refused): a late delete, applied or not,
-        // changes nothing we report, and what it leaves expires with the ttl (nodes/mod.rs).
+        // Decided once a quorum deleted: a late delete, applied or not, changes nothing we
+        // report, and what it leaves expires with the ttl (nodes/mod.rs). A refused release
+        // waits for every server, so that it says what it deleted on a minority.
         let patient = self.observer.is_some();
         let replies = self.nodes.round_decided(
             |con| {
@@ -131,7 +132,7 @@ impl Redlock {
                 let code: i64 = hand_over.args(&mut invocation).invoke(con)?;
                 Ok(Compared::from_code(code, ()))
             },
-            |replies| !patient && quorum::settled(replies, Compared::done, true),
+            |replies| !patient && quorum::settled(replies, Compared::done),
         );
         let replies = quorum::waited(replies, started);
         let done = if target.is_shared() {
@@ -193,7 +194,7 @@ impl Redlock {
                     .invoke(con)?;
                 Ok(Compared::from_code(code, Extended { before, set }))
             },
-            |replies| !patient && quorum::settled(replies, Compared::done, false),
+            |replies| !patient && quorum::settled(replies, Compared::done),
         );
         let replies = quorum::waited(replies, started);
         let outcome = tally(&replies, Compared::done);

@@ -86,28 +86,17 @@ impl Tally {
 }
 
 /// Whether the replies in so far settle a round's verdict whatever the others answer: a quorum
-/// said yes, or (with `refusal_settles`) so many said no that a quorum of yes cannot be reached.
-/// A round that is not settled waits for the rest (too many servers down: the verdict may still
-/// be unknown).
-pub(crate) fn settled<T>(
-    replies: &[Option<Reply<T>>],
-    is_yes: impl Fn(&T) -> bool,
-    refusal_settles: bool,
-) -> bool {
-    let servers = replies.len();
-    let (mut yes, mut no) = (0, 0);
-    for reply in replies.iter().flatten() {
-        match &reply.result {
-            Ok(value) if is_yes(value) => yes += 1,
-            Ok(_) | Err(NodeError::ForeignType) => no += 1,
-            Err(NodeError::Down(_) | NodeError::NotWaitedFor) => {}
-        }
-    }
-    match verdict(servers, yes, no) {
-        Verdict::Yes => true,
-        Verdict::No => refusal_settles,
-        Verdict::Unknown => false,
-    }
+/// said yes. A refusal does not settle it: the operations decided early (a release, an
+/// extension, a fence's write-back) then wait for every server (within --timeout), so that what
+/// they report of a failure, such as a copy deleted or extended on a minority, matches what they
+/// did.
+pub(crate) fn settled<T>(replies: &[Option<Reply<T>>], is_yes: impl Fn(&T) -> bool) -> bool {
+    let yes = replies
+        .iter()
+        .flatten()
+        .filter(|reply| matches!(&reply.result, Ok(value) if is_yes(value)))
+        .count();
+    yes >= quorum(replies.len())
 }
 
 /// The replies of a round decided early, each server it did not wait for given

@@ -4,9 +4,9 @@
 //!
 //! **A round is decided the moment its outcome is certain**, not when the slowest server
 //! answers: an acquire as soon as a quorum granted one key (validity counted to that moment) or
-//! no key can reach one (`round_until`); a release once a quorum deleted or a quorum refused, an
-//! extension and a fence's write-back once a quorum did it (`round_decided`,
-//! `round_on_decided`). Every server is still sent its request before the round returns; what
+//! no key can reach one (`round_until`); a release once a quorum deleted, an extension and a
+//! fence's write-back once a quorum did it (`round_decided`, `round_on_decided`; a refusal waits
+//! for every server, so that what a failure reports matches what it did). Every server is still sent its request before the round returns; what
 //! the ones not waited for answer is never counted. So a stopped minority, which is what Redlock
 //! has N servers to tolerate, costs an operation nothing, where waiting for it cost every
 //! acquire, release and hand-over the whole `--timeout`. (With -v every answer is shown, so the
