@@ -1,7 +1,7 @@
 //! `redlock doctor` against real servers misconfigured the way a user would: each finding's
 //! code and severity, and the exit status, from its `--json` document. One server of each kind
-//! serves as many checks as it can. Sentinel groups and clusters are in doctor_groups.rs, ACL
-//! users in acl.rs.
+//! serves as many checks as it can. Sentinel groups and clusters are in `doctor::groups`, ACL
+//! users in `servers::acl`, servers set up wrong in the ordinary ways in `doctor::misconfigured`.
 
 use crate::support::deployments::*;
 use crate::support::*;
