@@ -271,15 +271,8 @@ pub(crate) fn cannot_vote(words: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::failure::server_error;
     use super::*;
-
-    fn server_error(text: &str) -> redis::RedisError {
-        let frame = format!("-{text}\r\n");
-        match redis::parse_redis_value(frame.as_bytes()) {
-            Ok(redis::Value::ServerError(err)) => err.into(),
-            other => panic!("{other:?}"),
-        }
-    }
 
     fn io(kind: std::io::ErrorKind, text: &str) -> redis::RedisError {
         std::io::Error::new(kind, text.to_string()).into()

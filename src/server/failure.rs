@@ -157,17 +157,19 @@ fn script_command(text: &str) -> Option<String> {
 /// connection's failure before they all came.
 pub(crate) type WireAnswer = Result<Vec<Value>, WireFailure>;
 
+/// The error a server's `-TEXT` reply becomes, for the tests of what redlock makes of it.
+#[cfg(test)]
+pub(crate) fn server_error(text: &str) -> redis::RedisError {
+    let frame = format!("-{text}\r\n");
+    match redis::parse_redis_value(frame.as_bytes()) {
+        Ok(redis::Value::ServerError(err)) => err.into(),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn server_error(text: &str) -> redis::RedisError {
-        let frame = format!("-{text}\r\n");
-        match redis::parse_redis_value(frame.as_bytes()) {
-            Ok(redis::Value::ServerError(err)) => err.into(),
-            other => panic!("{other:?}"),
-        }
-    }
 
     #[test]
     fn refusals_a_user_can_fix_say_how() {

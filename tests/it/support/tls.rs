@@ -43,38 +43,7 @@ impl Certs {
             ),
             ("client", "extendedKeyUsage=clientAuth\n"),
         ] {
-            std::fs::write(certs.path(&format!("{name}.ext")), ext).unwrap();
-            certs.openssl(
-                &["req"],
-                &ec,
-                &[
-                    "-keyout",
-                    &format!("{name}.key"),
-                    "-out",
-                    &format!("{name}.csr"),
-                    "-subj",
-                    &format!("/CN={name}"),
-                ],
-            );
-            certs.openssl(
-                &["x509", "-req"],
-                &[],
-                &[
-                    "-in",
-                    &format!("{name}.csr"),
-                    "-CA",
-                    "ca.crt",
-                    "-CAkey",
-                    "ca.key",
-                    "-CAcreateserial",
-                    "-days",
-                    "2",
-                    "-out",
-                    &format!("{name}.crt"),
-                    "-extfile",
-                    &format!("{name}.ext"),
-                ],
-            );
+            certs.signed(name, ext);
         }
         certs
     }
@@ -82,11 +51,15 @@ impl Certs {
     /// `other.crt` and `other.key`: a server certificate signed by the CA for another name
     /// (db.example.com) than the 127.0.0.1 tests connect to.
     pub fn other_name(&self) {
-        std::fs::write(
-            self.path("other.ext"),
+        self.signed(
+            "other",
             "subjectAltName=DNS:db.example.com\nextendedKeyUsage=serverAuth\n",
-        )
-        .unwrap();
+        );
+    }
+
+    /// `NAME.key` and `NAME.crt`, signed by the CA, with the extensions `ext` (`NAME.ext`).
+    fn signed(&self, name: &str, ext: &str) {
+        std::fs::write(self.path(&format!("{name}.ext")), ext).unwrap();
         let ec = [
             "-newkey",
             "ec",
@@ -94,18 +67,24 @@ impl Certs {
             "ec_paramgen_curve:prime256v1",
             "-nodes",
         ];
-        let files = ["-keyout", "other.key", "-out", "other.csr"];
+        let (key, csr, crt) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+        );
+        let subject = format!("/CN={name}");
         self.openssl(
             &["req"],
             &ec,
-            &[&files[..], &["-subj", "/CN=other"]].concat(),
+            &["-keyout", &key, "-out", &csr, "-subj", &subject],
         );
+        let ext_file = format!("{name}.ext");
         self.openssl(
             &["x509", "-req"],
             &[],
             &[
                 "-in",
-                "other.csr",
+                &csr,
                 "-CA",
                 "ca.crt",
                 "-CAkey",
@@ -114,9 +93,9 @@ impl Certs {
                 "-days",
                 "2",
                 "-out",
-                "other.crt",
+                &crt,
                 "-extfile",
-                "other.ext",
+                &ext_file,
             ],
         );
     }
