@@ -9,10 +9,10 @@
 //! `--history` only what recording a run costs (part m); `--distance` only servers at a
 //! distance (part n); `--handover` only the hand-over and the order of the queue (part o);
 //! `--stopped` only a stopped minority (part d: acquire, release and exec with 2 of 5 stopped,
-//! a crowd with 1 of 5 stopped).
+//! a crowd with 1 of 5 stopped); `--listing` only `status` among 1,000,000 other keys (part p).
 //!
 //! This file is the runner: the flags, which parts run, and the verdict. What every part runs
-//! against is in `harness`, what is printed in `report`, and each part (a. to o.) in a room of its
+//! against is in `harness`, what is printed in `report`, and each part (a. to p.) in a room of its
 //! own, named for what it measures.
 
 use harness::{Bench, REDLOCK, SERVERS};
@@ -41,6 +41,7 @@ mod grants;
 mod handover;
 mod history;
 mod latch;
+mod listing;
 mod memory;
 mod mixed;
 mod oneshot;
@@ -66,6 +67,8 @@ fn main() {
     // `--stopped`: only a stopped minority (part d): acquire, release and exec with 2 of 5
     // stopped, and a crowd with 1 of 5 stopped.
     let stopped_only = std::env::args().any(|a| a == "--stopped");
+    // `--listing`: only a listing on a server of 1,000,000 other keys (part p).
+    let listing_only = std::env::args().any(|a| a == "--listing");
     let runs = if smoke { 10 } else { 300 };
     let (workers, sections) = if smoke { (8, 3) } else { (8, 25) };
     for tool in ["redis-server", "redis-cli", "flock", "bash"] {
@@ -91,10 +94,14 @@ fn main() {
         && !distance_only
         && !history_only
         && !handover_only
-        && !stopped_only;
+        && !stopped_only
+        && !listing_only;
     let handovers = if smoke { 3 } else { 20 };
     let stopped_crowds: (&[usize], usize) = if smoke { (&[4], 16) } else { (&[8, 32], 160) };
-    if stopped_only {
+    let (others, listings) = if smoke { (200_000, 3) } else { (1_000_000, 20) };
+    if listing_only {
+        bench.part_p(&mut report, &servers, others, listings);
+    } else if stopped_only {
         bench.part_d(&mut report, &servers, runs.min(50), stopped_crowds);
     } else if distance_only {
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
@@ -102,6 +109,7 @@ fn main() {
         bench.part_m(&mut report, &servers, runs.min(100));
     } else if handover_only {
         bench.part_o(&mut report, &servers, handovers);
+        bench.part_p(&mut report, &servers, others, listings);
     } else if latch_only {
         bench.part_i(&mut report, &servers, runs.min(100));
     } else if cluster_only {
@@ -121,6 +129,7 @@ fn main() {
         bench.part_m(&mut report, &servers, runs.min(100));
         bench.part_n(&mut report, if smoke { 2 } else { 20 });
         bench.part_o(&mut report, &servers, handovers);
+        bench.part_p(&mut report, &servers, others, listings);
     }
     if exec {
         let crowds: &[usize] = if smoke { &[4, 8] } else { &[8, 32, 64, 128] };

@@ -1087,7 +1087,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__latch__subcmd__status)
-            opts="-s -v -q -h -V --json --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --json --scan --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1285,7 +1285,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__status)
-            opts="-s -v -q -h -V --json --limit --shared --watch --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
+            opts="-s -v -q -h -V --json --limit --shared --watch --scan --server --prefix --timeout --username --password-file --tls-ca --tls-cert --tls-key --tls-insecure --verbose --quiet --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

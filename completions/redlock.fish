@@ -128,6 +128,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object for programs'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l shared -d 'Changes nothing: status always shows the mode'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l scan -d 'Walk every key of every server, however many it holds'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Print each server\'s answer and latency'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print errors only'
@@ -265,6 +266,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_s
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l log-format -d 'Stderr lines as text or json' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l json -d 'Print JSON for programs'
+complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l scan -d 'Walk every key of every server, however many it holds'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -l tls-insecure -d 'DANGEROUS: do not verify rediss:// servers\' certificates, so anyone on the network path can pose as a server and hand out locks. For testing only; prefer --tls-ca'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -s v -l verbose -d 'Print each server\'s answer and latency'
 complete -c redlock -n "__fish_redlock_using_subcommand latch; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print errors only'

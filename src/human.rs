@@ -73,8 +73,6 @@ pub(crate) fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
-/// `Connection refused` -> `connection refused`: another library's message, lowercased to read
-/// as the tail of one of ours.
 /// `1 server`, `3 servers`.
 pub(crate) fn servers(n: usize) -> String {
     match n {
@@ -97,9 +95,30 @@ pub(crate) fn lowercase_first(text: &str) -> String {
     }
 }
 
+/// A whole number with its thousands separated by commas, as the docs write them: `100,000`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(100_000), "100,000");
+        assert_eq!(thousands(1_000_020), "1,000,020");
+    }
 
     #[test]
     fn durations_read_short_at_every_scale() {

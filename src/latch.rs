@@ -31,7 +31,9 @@ pub(crate) fn run(
                 Some(name) => {
                     crate::status::latch::one(&mut engine, &config.latch(name)?, args.json)
                 }
-                None => crate::status::latch::all(config, &mut engine, args.json),
+                None => {
+                    crate::status::latch::all(config, reporter, &mut engine, (args.json, args.scan))
+                }
             }
         }
     }

@@ -222,6 +222,14 @@ pub(crate) struct StatusArgs {
     /// script run forever.
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s", value_parser = watch, help_heading = OUTPUT)]
     pub(crate) watch: Option<Duration>,
+
+    /// Walk every key of every server, however many it holds
+    ///
+    /// A server of over 100,000 keys is otherwise listed from the index of the keys redlock set
+    /// there, which is quick but does not have a lock another client (redsync, redis-py) took:
+    /// --scan walks every key (SCAN), at about 1 µs a key of the server's time.
+    #[arg(long, env = "REDLOCK_SCAN", help_heading = OUTPUT, hide_short_help = true)]
+    pub(crate) scan: bool,
 }
 
 #[derive(Args, Debug)]

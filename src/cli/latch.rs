@@ -158,6 +158,14 @@ pub(crate) struct LatchStatusArgs {
     /// Print JSON for programs
     #[arg(long, env = "REDLOCK_JSON")]
     pub(crate) json: bool,
+
+    /// Walk every key of every server, however many it holds
+    ///
+    /// A server of over 100,000 keys is otherwise listed from the index of the keys redlock set
+    /// there, which is quick but does not have a lock another client (redsync, redis-py) took:
+    /// --scan walks every key (SCAN), at about 1 µs a key of the server's time.
+    #[arg(long, env = "REDLOCK_SCAN", hide_short_help = true)]
+    pub(crate) scan: bool,
 }
 
 /// A latch's count, `--count`: a whole number from 1 to `MAX_COUNT`.

@@ -124,8 +124,9 @@ pub(super) const NEEDS: &[Need] = &[
         Place::Connection,
         need("scan", &[Text("0")], "status and latch status"),
     ),
-    // Sizes a listing's time (lock/list.rs): refused, a listing on a server with many keys
-    // runs out of --timeout.
+    // Sizes a listing's time, and over 100,000 keys has it read the index (lock/list.rs):
+    // refused, a listing on a server with many keys walks them all, and may run out of
+    // --timeout.
     at(
         Place::Connection,
         optional(need(
@@ -134,6 +135,7 @@ pub(super) const NEEDS: &[Need] = &[
             "sizing status and latch status on a server with many keys",
         )),
     ),
+
     at(
         Place::Connection,
         optional(need("subscribe", &[Channel], WAITS)),
@@ -189,7 +191,7 @@ pub(super) const NEEDS: &[Need] = &[
     need(
         "zrange",
         &[Queue, Text("0"), Text("0")],
-        "every acquire and release (the first waiter)",
+        "every acquire and release (the first waiter), and listing a server of over 100,000 keys (the index)",
     ),
     need(
         "zrangebyscore",

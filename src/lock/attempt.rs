@@ -36,6 +36,7 @@ mod candidates;
 use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
 use super::limit;
+use super::list;
 use super::nodes::{Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
@@ -54,6 +55,7 @@ use std::time::Duration;
 pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     limit::FUNCTIONS,
+    list::INDEX,
     lua_part!("attempt/acquire.lua"),
 );
 
@@ -82,6 +84,7 @@ impl Redlock {
             script_keys.push(target.limit_key());
         }
         script_keys.push(target.queue());
+        let index = target.keys.index();
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
             let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
@@ -108,6 +111,11 @@ impl Redlock {
                 for key in &script_keys {
                     invocation.key(&*layout.name(key));
                 }
+                // Not on a cluster: the index is in a hash slot of its own (list.rs).
+                let indexed = layout == Layout::Plain;
+                if indexed {
+                    invocation.key(&index);
+                }
                 let (won, value, pttl, rank, foreign, counter, other_limit): (
                     usize,
                     Option<String>,
@@ -130,6 +138,7 @@ impl Redlock {
                     .arg(if semaphore { "1" } else { "0" })
                     .arg(if queued { "1" } else { "0" })
                     .arg(trusted)
+                    .arg(if indexed { "1" } else { "0" })
                     .invoke(con)?;
                 Ok(Vote {
                     won: won.checked_sub(1).and_then(|i| order.get(i).copied()),

@@ -54,7 +54,7 @@ pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, QueuedWaiter};
 pub(crate) use keep::{HoldLeft, Keep, KeepOutcome};
 pub(crate) use limit::Limit;
-pub(crate) use list::SLOW_LISTING;
+pub(crate) use list::{Found, INDEXED_ABOVE, SLOW_LISTING};
 pub(crate) use nodes::NodeError;
 pub(crate) use observe::Round;
 pub(crate) use target::{Kind, Target};

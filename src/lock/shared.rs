@@ -44,6 +44,7 @@
 
 use super::history;
 use super::keys;
+use super::list;
 use super::queue;
 use super::script::{lua, lua_part, Constant, Lua, Part};
 
@@ -58,6 +59,7 @@ pub(super) const FUNCTIONS: Part = lua_part!("shared/functions.lua").naming(&[
 pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     FUNCTIONS,
+    list::INDEX,
     lua_part!("shared/acquire.lua").naming(&[
         Constant::text("SHARED", keys::SHARED),
         Constant::text("RESERVATION", keys::RESERVATION),

@@ -9,6 +9,7 @@ use crate::exit::{self, Outcome};
 use crate::human;
 use crate::lock::latch::{CountedId, Counting, Latch, LatchState, Listed};
 use crate::lock::Redlock;
+use crate::report::Reporter;
 use crate::schema::ms;
 use crate::token;
 
@@ -137,12 +138,19 @@ pub(crate) fn one(engine: &mut Redlock, latch: &Latch, as_json: bool) -> anyhow:
 }
 
 /// `redlock latch status`: every latch under the prefix.
-pub(crate) fn all(config: &Config, engine: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
-    let listed = engine.latch_list(&config.prefix);
+pub(crate) fn all(
+    config: &Config,
+    reporter: Reporter,
+    engine: &mut Redlock,
+    (as_json, walk_all): (bool, bool),
+) -> anyhow::Result<Outcome> {
+    let (listed, indexed) = engine.latch_list(&config.prefix, walk_all);
+    super::list::say_indexed(reporter, &indexed);
     let text = if as_json {
         crate::schema::to_json(&LatchListDocument {
             prefix: &config.prefix,
             latches: list_documents(config, &listed),
+            indexed,
         })?
     } else if listed.latches.is_empty() && listed.answered < engine.quorum() {
         // It could not look: the error below says what it could not read, never "no latches".

@@ -101,6 +101,8 @@ documented! {
         pub(super) prefix: &'a str,
         /// every latch under it, by name (`status --json` lists them too)
         pub(super) latches: Vec<LatchDocument>,
+        /// the servers listed from the index of the keys redlock set there, not by walking every key (over 100,000 keys, without `--scan`): a latch another client made there is not listed
+        pub(super) indexed: Vec<String>,
     }
 }
 

@@ -4,10 +4,12 @@
 use super::json::{lock_fields, LockFields};
 use super::latch_json::LatchDocument;
 use super::text::{align, listed, print};
+use super::StatusArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::lock::keys::{self, Listed};
 use crate::lock::{self, KeyState, Redlock, ServerState};
+use crate::report::Reporter;
 use crate::schema::documented;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,6 +23,8 @@ documented! {
         locks: Vec<LockEntry>,
         /// every latch under it, by name
         latches: Vec<LatchDocument>,
+        /// the servers listed from the index of the keys redlock set there, not by walking every key (over 100,000 keys, without `--scan`): a lock another client took there is not listed
+        indexed: Vec<String>,
     }
 }
 
@@ -38,10 +42,34 @@ documented! {
     }
 }
 
+/// Says which servers a listing read from the index rather than by walking their keys, and
+/// what that leaves out: once, on stderr, so that the table stays the same.
+pub(super) fn say_indexed(reporter: Reporter, indexed: &[String]) {
+    if indexed.is_empty() {
+        return;
+    }
+    reporter.warn(&format!(
+        "listed {} from the index of the keys redlock set there (over {} keys): a lock another client (redsync, redis-py) took there is not shown; --scan walks every key",
+        indexed.join(", "),
+        crate::human::thousands(crate::lock::INDEXED_ABOVE),
+    ));
+}
+
 /// Every lock under the prefix, merged across servers and sorted by name.
-pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow::Result<Outcome> {
+pub(super) fn all(
+    config: &Config,
+    reporter: Reporter,
+    lock: &mut Redlock,
+    args: &StatusArgs,
+) -> anyhow::Result<Outcome> {
+    let as_json = args.json;
     let started = crate::clock::BootInstant::now();
-    let (listings, latches) = lock.list(&config.prefix);
+    let lock::Found {
+        locks: listings,
+        latches,
+        indexed,
+    } = lock.list(&config.prefix, args.scan);
+    say_indexed(reporter, &indexed);
     let answered = listings.iter().filter(|(_, l)| l.is_ok()).count();
     let mut keys: BTreeMap<&str, ()> = BTreeMap::new();
     for (_, listing) in &listings {
@@ -101,6 +129,7 @@ pub(super) fn all(config: &Config, lock: &mut Redlock, as_json: bool) -> anyhow:
             prefix: &config.prefix,
             locks,
             latches: super::latch::list_documents(config, &latches),
+            indexed,
         })?
     } else if locks.is_empty() && answered < lock.quorum() {
         // It could not look: the error below says what it could not read, never "no locks".

@@ -54,7 +54,7 @@ fn once(
     args: &StatusArgs,
 ) -> anyhow::Result<Outcome> {
     let Some(name) = &args.name else {
-        return list::all(config, engine, args.json);
+        return list::all(config, reporter, engine, args);
     };
     let target = config.target(name, args.limit, false, args.shared)?;
     let inspection = engine.inspect(&target);

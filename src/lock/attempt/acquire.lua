@@ -2,13 +2,16 @@
 -- holds the one that frees soonest and queues a waiter.
 --
 -- KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
---   counters in the same order, then a semaphore's limit key, and last the target's queue.
+--   counters in the same order, then a semaphore's limit key, then the target's queue, and last
+--   (when [14] says so) the index of the keys under the prefix.
 -- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
 --   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
 --   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, [11] whether the
 --   target is a semaphore ('1': its candidates are all its slots, and their number its limit),
 --   and for a waiter [12] whether an earlier attempt queued it ('1', read by the shared
---   acquire only) and [13] how old a stamp may be, in ms (`queue::stamp_trusted`).
+--   acquire only) and [13] how old a stamp may be, in ms (`queue::stamp_trusted`), and [14]
+--   whether the last key is the index ('1': a key set is entered in it, list/index.lua; not on
+--   a cluster, where it is in another hash slot).
 -- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
 --   to this waiter (a reservation naming it), or already holds our token (a request repeated on a fresh
 --   connection after the first one landed: it must not take a second slot); {0, false, 0, -1,
@@ -17,7 +20,7 @@
 --   (its holder's value, strings only; its PTTL, 0 when it vanished meanwhile, -1 when it
 --   never expires; its type when another client keeps a non-string there, such as Redisson's
 --   hash), with the waiter's rank in the queue.
--- Needs: queue/functions.lua, limit/functions.lua.
+-- Needs: queue/functions.lua, limit/functions.lua, list/index.lua.
 --
 -- A free candidate is not kept while a live waiter queued before this one (any, for an attempt
 -- that is not queued) waits: it is reserved for that waiter and woken instead (queue/mod.rs,
@@ -31,10 +34,12 @@
 
 if redis.replicate_commands then redis.replicate_commands() end
 local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
-local queue = KEYS[#KEYS]
+local last, index = #KEYS, false
+if ARGV[14] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
+local queue = KEYS[last]
 local semaphore = ARGV[11] == '1'
 if semaphore then
-  local other = limit_other(KEYS[#KEYS - 1], n)
+  local other = limit_other(KEYS[last - 1], n)
   if other then return {0, false, 0, -1, false, 0, other} end
 end
 -- Whether the free `key` just set for us stays ours; if not, the reservation replaced our
@@ -87,7 +92,8 @@ if won > 0 then
   end
   local counter = 0
   if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[n + won], 'fence')) or 0 end
-  if semaphore then limit_settle(KEYS[#KEYS - 1], 1, n) end
+  if semaphore then limit_settle(KEYS[last - 1], 1, n) end
+  if index then index_add(index, KEYS[won]) end
   return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1

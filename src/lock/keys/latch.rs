@@ -12,6 +12,8 @@ pub(crate) const LATCH_COUNT: &str = "\x1fcount";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LatchKeys {
     key: String,
+    /// The length of the prefix `key` starts with (`index`).
+    prefix: usize,
 }
 
 impl LatchKeys {
@@ -19,12 +21,18 @@ impl LatchKeys {
     pub(crate) fn new(prefix: &str, name: &str) -> LatchKeys {
         LatchKeys {
             key: format!("{prefix}{name}{SEPARATOR}{LATCH}"),
+            prefix: prefix.len(),
         }
     }
 
     /// The latch's hash, `<prefix><NAME>␟latch`.
     pub(crate) fn key(&self) -> &str {
         &self.key
+    }
+
+    /// The index of the keys set under the latch's prefix (keys::index).
+    pub(crate) fn index(&self) -> String {
+        super::lock::index(&self.key[..self.prefix])
     }
 
     /// Where a count-down is announced to the latch's waiters.

@@ -62,6 +62,7 @@ mod tests {
             readers(keys.lock()),
             keys.limit(),
             keys.history(),
+            keys.index(),
             keys.semaphore(),
             LatchKeys::new("redlock:", "deploy").key().to_string(),
             format!("{}:x", keys.semaphore()),

@@ -12,11 +12,14 @@ const QUEUE: &str = "queue";
 pub(super) const WAKE: &str = "wake";
 const FENCE: &str = "fence";
 const HISTORY: &str = "history";
+const INDEX: &str = "index";
 
 /// The keys of one lock name under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockKeys {
     key: String,
+    /// The length of the prefix `key` starts with (`index`).
+    prefix: usize,
 }
 
 impl LockKeys {
@@ -24,6 +27,7 @@ impl LockKeys {
     pub(crate) fn new(prefix: &str, name: &str) -> LockKeys {
         LockKeys {
             key: format!("{prefix}{name}"),
+            prefix: prefix.len(),
         }
     }
 
@@ -45,6 +49,11 @@ impl LockKeys {
     /// The key that says how many slots the semaphore NAME has (limit.rs).
     pub(crate) fn limit(&self) -> String {
         format!("{}{SEPARATOR}{LIMIT}", self.semaphore())
+    }
+
+    /// The index of the keys set under this lock's prefix (`index`).
+    pub(crate) fn index(&self) -> String {
+        index(&self.key[..self.prefix])
     }
 
     /// The run history of the name (lock/history.rs): one list for the mutex NAME, its shared
@@ -91,6 +100,12 @@ pub(crate) fn fence(key: &str) -> String {
     format!("{key}{SEPARATOR}{FENCE}")
 }
 
+/// The index of the keys redlock sets under `prefix` (a sorted set of them, lock/list.rs): what
+/// `status` lists on a server too large to walk. No lock NAME is empty, so no lock's key is it.
+pub(crate) fn index(prefix: &str) -> String {
+    format!("{prefix}{SEPARATOR}{INDEX}")
+}
+
 /// The lock key a key or channel named here belongs to: the text before the first separator.
 /// Its hash slot is that of everything kept beside it on a cluster.
 pub(crate) fn owner(name: &str) -> &str {
@@ -117,6 +132,7 @@ mod tests {
         assert_eq!(fence(keys.lock()), "redlock:deploy\u{1f}fence");
         assert_eq!(readers(keys.lock()), "redlock:deploy\u{1f}readers");
         assert_eq!(keys.history(), "redlock:deploy\u{1f}history");
+        assert_eq!(keys.index(), "redlock:\u{1f}index");
         assert_eq!(
             fence(&keys.slot(2)),
             "redlock:deploy\u{1f}slots:2\u{1f}fence"

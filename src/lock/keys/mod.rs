@@ -19,6 +19,7 @@
 //! | run history of the name (a list, newest first; lock/history.rs) | `<prefix><NAME>␟history` |
 //! | latch NAME (a hash: `␟count`, then one field per id counted down) | `<prefix><NAME>␟latch` |
 //! | channel of a latch's count-downs | `<prefix><NAME>␟latch␟wake` |
+//! | index of the lock, slot and latch keys set under the prefix (a sorted set; lock/list.rs) | `<prefix>␟index` |
 //!
 //! A lock name cannot contain a control character (`config` refuses it), so no lock's key can
 //! ever be one of these names, under any prefix without one. A latch name and a count-down id
@@ -41,5 +42,7 @@ mod values;
 pub(crate) use cluster::Layout;
 pub(crate) use latch::{latch_name, LatchKeys, LATCH_COUNT};
 pub(crate) use listed::{parse, Listed};
-pub(crate) use lock::{fence, owner, queue, readers, slot_of, wake_prefix, LockKeys, SEPARATOR};
+pub(crate) use lock::{
+    fence, index, owner, queue, readers, slot_of, wake_prefix, LockKeys, SEPARATOR,
+};
 pub(crate) use values::{is_reservation, RESERVATION, SHARED};

@@ -17,6 +17,7 @@ pub(super) static READ: Lua = lua!(FUNCTIONS, lua_part!("lua/read.lua"));
 /// `parse_heard` reads.
 pub(super) static TOUCH: Lua = lua!(
     FUNCTIONS,
+    crate::lock::list::INDEX,
     lua_part!("lua/touch.lua").naming(&[
         Constant::text("LATCH_COUNT", LATCH_COUNT),
         Constant::char("SEPARATOR", SEPARATOR),

@@ -37,8 +37,13 @@ impl Touch<'_> {
     pub(super) fn send(&self, latch: &Latch, con: &mut Session) -> redis::RedisResult<Touched> {
         let ttl_ms = self.ttl.map_or(0, |ttl| ttl.as_millis() as u64);
         let (id, record) = self.id.unwrap_or_default();
-        let reply: ScriptReply = TOUCH
-            .key(&*Layout::of(con).name(latch.keys.key()))
+        let layout = Layout::of(con);
+        let mut invocation = TOUCH.key(&*layout.name(latch.keys.key()));
+        // Not on a cluster: the index is in a hash slot of its own (lock/list.rs).
+        if layout == Layout::Plain {
+            invocation.key(latch.keys.index());
+        }
+        let reply: ScriptReply = invocation
             .arg(self.count)
             .arg(ttl_ms)
             .arg(id)
@@ -78,8 +83,9 @@ impl Redlock {
     }
 
     /// Every latch under `prefix` on every server (a listing: lock/list.rs).
-    pub(crate) fn latch_list(&mut self, prefix: &str) -> Listed {
-        self.list(prefix).1
+    pub(crate) fn latch_list(&mut self, prefix: &str, walk_all: bool) -> (Listed, Vec<String>) {
+        let found = self.list(prefix, walk_all);
+        (found.latches, found.indexed)
     }
 
     /// The latches each server's listing found, latch by latch.

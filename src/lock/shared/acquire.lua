@@ -1,16 +1,16 @@
 -- A shared holder's attempt on one server (`--shared`, attempt.rs): joins the shared holders
 -- when no writer holds the lock or waits ahead, or says who holds it and queues a waiter.
 --
--- KEYS: [1] the lock key, [2] its readers, then (with `--fence`) [3] its fencing counter, and
---   last the queue: the same as attempt/acquire.lua's for one candidate, but for the readers
---   after the lock key.
+-- KEYS: [1] the lock key, [2] its readers, then (with `--fence`) [3] its fencing counter, then
+--   the queue, and last (with [14]) the index: the same as attempt/acquire.lua's for one
+--   candidate, but for the readers after the lock key.
 -- ARGV: the same as attempt/acquire.lua's ([1] token, [2] ttl ms, [4] fenced ('1'), [5] entry,
 --   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] listening ('1'), [10] the
---   reservation ms, [12] queued before ('1'), [13] how old a stamp may be; the others are not
---   read).
+--   reservation ms, [12] queued before ('1'), [13] how old a stamp may be, [14] whether the
+--   last key is the index ('1'); the others are not read).
 -- Returns: the same as attempt/acquire.lua's: {1, false, 0, -1, false, counter, 0} when it
 --   holds a share, else {0, value, pttl, rank, type, 0, 0}.
--- Needs: queue/functions.lua, shared/functions.lua; the prelude's SHARED (keys.rs),
+-- Needs: queue/functions.lua, shared/functions.lua, list/index.lua; the prelude's SHARED (keys.rs),
 --   RESERVATION (keys.rs) and BATCH_RESERVATION (queue/mod.rs).
 --
 -- The key is free for a shared holder when absent, marked shared, or reserved for a batch of
@@ -23,7 +23,9 @@
 -- (docs/recipes.md).
 
 if redis.replicate_commands then redis.replicate_commands() end
-local key, readers, queue = KEYS[1], KEYS[2], KEYS[#KEYS]
+local last, index = #KEYS, false
+if ARGV[14] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
+local key, readers, queue = KEYS[1], KEYS[2], KEYS[last]
 local token, ttl, entry = ARGV[1], tonumber(ARGV[2]), ARGV[5]
 local now = shared_now()
 local kind = redis.call('type', key).ok
@@ -52,6 +54,7 @@ if open then
   redis.call('zadd', readers, now + ttl, token)
   redis.call('set', key, SHARED, 'PX', ttl)
   shared_settle(key, readers, now)
+  if index then index_add(index, key) end
   return granted()
 end
 local pttl = redis.call('pttl', key)

@@ -60,12 +60,12 @@ fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
                         else {
                             continue;
                         };
-                        // "evalsha" "sha" "2" key queue token ttl n fenced entry stamp lease
-                        // prefix listening reserve semaphore queued trusted: a mutex's acquire
-                        // script without --fence
+                        // "evalsha" "sha" "3" key queue index token ttl n fenced entry stamp
+                        // lease prefix listening reserve semaphore queued trusted indexed: a
+                        // mutex's acquire script without --fence
                         let items: Vec<&str> = command.split("\" \"").collect();
-                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 18 {
-                            seen.insert(items[9].to_string());
+                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 20 {
+                            seen.insert(items[10].to_string());
                         }
                     }
                     Err(err) if err.is_timeout() && !stop.load(Ordering::Relaxed) => {}

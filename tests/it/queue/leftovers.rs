@@ -103,7 +103,7 @@ fn a_crowd_of_waiters_leaves_nothing_on_any_server() {
         let left: Vec<String> = server
             .keys()
             .into_iter()
-            .filter(|key| !is_history(key))
+            .filter(|key| !is_kept_by_design(key))
             .collect();
         let values: Vec<(Option<String>, i64)> = left
             .iter()

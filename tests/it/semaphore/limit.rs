@@ -13,7 +13,7 @@ fn keyspace(server: &Redis) -> BTreeMap<String, String> {
     let mut con = server.connection();
     let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
     keys.into_iter()
-        .filter(|key| !is_history(key))
+        .filter(|key| !is_kept_by_design(key))
         .map(|key| {
             let kind: String = redis::cmd("TYPE").arg(&key).query(&mut con).unwrap();
             let value = match kind.as_str() {

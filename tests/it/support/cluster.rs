@@ -5,7 +5,7 @@
 use super::binary::{redlock_command, stdout_of};
 use super::one_shot::{one_shot, Call};
 use super::process::{Cmd, Running};
-use super::redis_server::Redis;
+use super::redis_server::{is_index, Redis};
 use std::ffi::OsStr;
 use std::net::TcpListener;
 use std::process::Output;
@@ -17,11 +17,13 @@ pub const TEST_TIMEOUT: &str = "400ms";
 /// The key of the lock named `job`, which most tests take.
 pub const KEY: &str = "redlock:job";
 
-/// Whether `key` is a lock's run history, which every run leaves on the servers by design
-/// (docs/recipes.md: "Did last night's job run?"): not something a test of what is left counts.
-pub fn is_history(key: &str) -> bool {
-    key.ends_with("\u{1f}history")
+/// Whether `key` is one every run leaves on the servers by design, not something a test of
+/// what is left counts: a lock's run history (docs/recipes.md: "Did last night's job run?") or
+/// the listing's index of the keys under the prefix (docs/reference.md, `<prefix>␟index`).
+pub fn is_kept_by_design(key: &str) -> bool {
+    key.ends_with("\u{1f}history") || is_index(key)
 }
+
 
 /// How far a server's expiry may seem early on the tests' clock: Redis counts in whole
 /// milliseconds on the wall clock, the tests on the monotonic one. Lower bounds on when a key

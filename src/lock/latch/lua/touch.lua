@@ -1,6 +1,6 @@
 -- Checks a latch, creates it where it is missing, or counts it down (latch/lua.rs, `TOUCH`).
 --
--- KEYS: [1] the latch.
+-- KEYS: [1] the latch, and [2] (not on a cluster) the index of the keys under its prefix.
 -- ARGV: [1] the count it must have (0: any), [2] the TTL in ms to create it with when it is
 --   missing (0: never create; it then needs a count in [1]), [3] the id to count down ('' for
 --   none), [4] that id's record, [5] the latch's channel.
@@ -8,7 +8,7 @@
 --   latch, plus 2: it recorded the id), 'other' (another count than [1]; fields empty),
 --   'absent' (missing, and not to be created) or 'foreign' (the foreign type alone in fields).
 --   'other', 'absent' and 'foreign' wrote nothing.
--- Needs: latch/lua/functions.lua; the prelude's LATCH_COUNT and SEPARATOR (keys.rs).
+-- Needs: latch/lua/functions.lua, list/index.lua; the prelude's LATCH_COUNT and SEPARATOR (keys.rs).
 --
 -- A latch's first round never creates (its TTL is 0): what a round shows decides whether a
 -- second one may (latch/decide.rs). A retry keeps an id's first record; a new id is published
@@ -24,6 +24,7 @@ if count == nil then
   redis.call('hset', key, LATCH_COUNT, want)
   redis.call('pexpire', key, ttl)
   count, made = want, 1
+  if KEYS[2] then index_add(KEYS[2], key) end
 elseif want > 0 and count ~= want then
   return {'other', count, redis.call('pttl', key), 0, {}}
 end
