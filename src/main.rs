@@ -8,11 +8,11 @@ mod doctor;
 mod exec;
 mod exit;
 mod generate;
+mod give_back;
 #[cfg(target_env = "musl")]
 mod heap;
 mod help;
 mod history;
-mod hold;
 mod human;
 mod info;
 mod latch;

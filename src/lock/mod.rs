@@ -49,10 +49,10 @@ mod withdraw;
 
 pub(crate) use engine::{Held, LockError, Redlock};
 pub(crate) use fence::holder_fence;
-pub(crate) use history::{Keeping, Record, Stored};
+pub(crate) use history::{Record, Retention, Stored};
 pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, QueuedWaiter};
-pub(crate) use keep::{HoldLeft, Keep, KeepOutcome};
+pub(crate) use keep::{Acquisition, Hold, HoldLeft, Keep, KeepOutcome};
 pub(crate) use limit::Limit;
 pub(crate) use list::SLOW_LISTING;
 pub(crate) use nodes::NodeError;
