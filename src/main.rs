@@ -20,6 +20,7 @@ mod lock;
 mod oneshot;
 mod progress;
 mod report;
+mod retry;
 mod schedule;
 mod schema;
 mod server;
