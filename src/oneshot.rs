@@ -4,7 +4,7 @@
 use crate::cli::{AcquireArgs, ExtendArgs, ReleaseArgs};
 use crate::config::{self, Config};
 use crate::exit::{self, usage, Outcome};
-use crate::hold::{self, GaveBack};
+use crate::give_back::{self, GaveBack};
 use crate::lock::{KeyState, Kind, Limit, LockError, Redlock, Target};
 use crate::report::{event, token_id, Reporter};
 use crate::schema::{documented, ms};
@@ -125,12 +125,12 @@ pub(crate) fn release(
         Some(_) => ("kept", "released or kept"),
         None => ("deleted", "released"),
     };
-    let keeping = crate::history::keeping(&args.record);
+    let retention = crate::history::retention(&args.record);
     let (target, result) = by_token(&mut lock, config, target, |lock, target| {
         let key = lock.find_key(target, token)?;
         let hold = hold.map(|hold| (hold, RunEnd::Released));
-        let record = crate::history::of_release(keeping, target, &key, token);
-        let gave = hold::give_back(lock, (target, &key, token), hold, record.as_ref())?;
+        let record = crate::history::of_release(retention, target, &key, token);
+        let gave = give_back::give_back(lock, (target, &key, token), hold, record.as_ref())?;
         Ok((gave, key))
     })?;
     match result {
@@ -142,7 +142,7 @@ pub(crate) fn release(
                     ));
                 }
             }
-            hold::report(
+            give_back::report(
                 reporter,
                 (&args.name, &key, token),
                 lock.servers().len(),

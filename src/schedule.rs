@@ -9,6 +9,7 @@
 //! lease renewed every 10 s).
 
 use crate::lock::quorum;
+use crate::retry::Retry;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +45,12 @@ impl Schedule {
         validity.saturating_sub(self.reserve())
     }
 
-    /// A retry pause after a failed renewal round: quick, but not so quick that a down server's
-    /// timeout is all we do (jitter is added by the caller).
-    pub(crate) fn retry_pause(&self) -> Duration {
-        (self.ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    /// How to retry a failed renewal round (the house's one retry policy, `crate::retry`):
+    /// quickly, but not so quickly that a down server's timeout is all we do.
+    pub(crate) fn retry(&self) -> Retry {
+        Retry {
+            delay: (self.ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)),
+        }
     }
 
     /// True when the TTL leaves room for the schedule: an acquisition (one `timeout`), the wait
@@ -114,10 +117,10 @@ mod tests {
 
     #[test]
     fn retries_quickly_but_not_in_a_tight_loop() {
-        assert_eq!(schedule(100, 1, 1).retry_pause(), Duration::from_millis(10));
-        assert_eq!(schedule(30_000, 1, 1).retry_pause(), Duration::from_secs(1));
+        assert_eq!(schedule(100, 1, 1).retry().delay, Duration::from_millis(10));
+        assert_eq!(schedule(30_000, 1, 1).retry().delay, Duration::from_secs(1));
         assert_eq!(
-            schedule(3_000, 1, 1).retry_pause(),
+            schedule(3_000, 1, 1).retry().delay,
             Duration::from_millis(150)
         );
     }

@@ -3,9 +3,10 @@
 
 use crate::cli::TakeArgs;
 use crate::exit::{self, Outcome};
-use crate::lock::{self, Interrupt, LockError, Redlock, RetryPolicy, Target, Waiting, Wake};
+use crate::lock::{self, Interrupt, LockError, Redlock, Target, Waiting, Wake};
 use crate::progress::WaitLine;
 use crate::report::{self, event, token_id, Level, Reporter};
+use crate::retry::Retry;
 use crate::schema::ms;
 use crate::{signals, token};
 use nix::sys::signalfd::SignalFd;
@@ -83,7 +84,7 @@ pub(crate) fn take_lock(
     };
     let waiting = Waiting {
         wait: take.wait,
-        retry: RetryPolicy {
+        retry: Retry {
             delay: take.retry_delay,
         },
         wakes: Some(wakes),

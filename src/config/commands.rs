@@ -5,8 +5,7 @@
 use super::servers::Config;
 use crate::cli::{ExtendArgs, ReleaseArgs, TakeArgs};
 use crate::exit::usage;
-use crate::hold::{Acquired, Hold};
-use crate::lock::Target;
+use crate::lock::{Acquisition, Hold, Target};
 use crate::schedule::Schedule;
 use std::time::Duration;
 
@@ -42,7 +41,7 @@ impl Config {
                 };
                 Some(Hold {
                     at_least,
-                    acquired: Acquired::Token {
+                    acquired: Acquisition::Token {
                         unix_ms: holder.acquired_unix_ms,
                     },
                 })
@@ -58,7 +57,7 @@ impl Config {
         self.check_ttl(args.ttl)?;
         if crate::token::holder(&args.token).is_some_and(|holder| holder.kept.is_some()) {
             // A kept lock ends when its hold does: stretching it would defeat the bound that
-            // `--hold-at-least` promises (see `crate::hold`).
+            // `--hold-at-least` promises (see lock/keep.rs).
             return Err(usage(
                 "--token is the value of a lock kept by --hold-at-least, not a holder's token; a kept lock cannot be extended",
             ));

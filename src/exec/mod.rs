@@ -18,9 +18,9 @@ mod supervise;
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
+use crate::give_back;
 use crate::history;
-use crate::hold::{self, Acquired, Hold};
-use crate::lock::{self, Held, Holding, LockError, Redlock, Target, Wake};
+use crate::lock::{self, Acquisition, Held, Hold, Holding, LockError, Redlock, Target, Wake};
 use crate::report::{event, token_id, Reporter};
 use crate::schema::ms;
 use crate::take::{take_lock, WaitSignals};
@@ -89,7 +89,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         reporter,
     )?;
     let waited = asked.elapsed();
-    let keeping = crate::history::keeping(&args.record);
+    let retention = crate::history::retention(&args.record);
     drop(watch);
     // Signals the watcher took after `take_lock` looked: the command gets them once it runs, as
     // it gets those that come later.
@@ -128,7 +128,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         Err(err) => {
             let err = spawn_failure(&args.command[0], err);
             let failed = history::Ended::Failed(i32::from(exit::code_of(&err).0));
-            let record = history::of_exec(keeping, (&target, &held), waited, failed);
+            let record = history::of_exec(retention, (&target, &held), waited, failed);
             let _ = lock.release(&target, &key, &held.token, record.as_ref());
             return Err(err);
         }
@@ -160,15 +160,15 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let hold = hold_after(args, &held, &ended, status.as_ref().ok());
     let verb = if hold.is_some() { "keep" } else { "release" };
     let ended_as = ended_as(&ended, status.as_ref().ok());
-    let record = history::of_exec(keeping, (&target, &held), waited, ended_as);
+    let record = history::of_exec(retention, (&target, &held), waited, ended_as);
     let mut lost = ended.lost.is_some();
-    match hold::give_back(
+    match give_back::give_back(
         &mut lock,
         (&target, &key, &held.token),
         hold,
         record.as_ref(),
     ) {
-        Ok(gave) => hold::report(reporter, (&take.name, &key, &held.token), servers, &gave),
+        Ok(gave) => give_back::report(reporter, (&take.name, &key, &held.token), servers, &gave),
         // After a loss the key is someone else's or gone: nothing to report.
         Err(_) if lost => {}
         // Our token was gone on a quorum by the end: the lock expired, or was deleted or taken
@@ -182,7 +182,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
                 token_id: token_id(&held.token),
                 reason: "the token was gone from a quorum of servers when the command ended: the lock expired, or was deleted or taken over, while it ran",
             });
-            let lost = history::of_exec(keeping, (&target, &held), waited, history::Ended::Lost);
+            let lost = history::of_exec(retention, (&target, &held), waited, history::Ended::Lost);
             if let Some(record) = lost {
                 lock.record(&target, &record);
             }
@@ -219,7 +219,7 @@ fn hold_after(
     let last = ended.renewed.as_ref().unwrap_or(held);
     let hold = Hold {
         at_least,
-        acquired: Acquired::Here {
+        acquired: Acquisition::Here {
             started: held.since,
             confirmed: last.since,
             ttl: last.ttl,

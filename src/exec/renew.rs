@@ -7,13 +7,19 @@
 //! longer be stopped before the last confirmed validity runs out. Then, or as soon as a server
 //! says the token is gone, it reports the lock lost: the supervisor must stop the command.
 //!
+//! The retries of a failed renewal pause as every retry of the house does (`crate::retry`, its
+//! deadline that last point). The renewals themselves do not: each is due exactly a third of the
+//! TTL after the last confirmed one, with no jitter and no back-off, because the margins that keep
+//! the command from running unprotected (the grace, the round it may take, `is_workable`) are
+//! reckoned from that cadence (schedule.rs); a random or growing delay would eat into them.
+//!
 //! A round runs inline, so the loop handles nothing else meanwhile: a signal is forwarded, and an
 //! exited command noticed, up to one `--timeout` late. The schedule already reserves that round
 //! before the grace a lost lock leaves the command (`Schedule::reserve`), and once the lock is
 //! lost no round runs again, so the SIGKILL that ends the grace is never held up by one.
 
 use crate::clock::BootInstant;
-use crate::lock::{jitter, Held, LockError, Redlock, Target};
+use crate::lock::{Held, LockError, Redlock, Target};
 use crate::schedule::Schedule;
 use std::time::Duration;
 
@@ -98,10 +104,9 @@ impl<'a> Watchdog<'a> {
             Err(LockError::NotHeld { .. } | LockError::OtherMode { .. }) => self
                 .lost("the key was deleted or taken over by another token on a quorum of servers"),
             Err(err) => {
-                let retry = BootInstant::now().add(jitter(self.schedule.retry_pause()));
                 // The retry is never later than the last moment to start one: then, if it is
                 // still failing, the lock is given up with the command's whole grace left.
-                self.next = Some(retry.min(self.give_up_at()));
+                self.next = Some(self.schedule.retry().next(self.give_up_at()));
                 let reason = err.to_string();
                 self.failing = Some(reason.clone());
                 Report::RenewalFailed {

@@ -10,7 +10,7 @@ mod record;
 mod show;
 
 pub(crate) use entry::Ended;
-pub(crate) use record::{keeping, of_exec, of_release};
+pub(crate) use record::{of_exec, of_release, retention};
 pub(crate) use show::HistoryDocument;
 
 use crate::cli::HistoryArgs;

@@ -5,13 +5,13 @@
 
 use super::entry::{Ended, Entry};
 use crate::cli::RecordArgs;
-use crate::lock::{Held, Keeping, Record, Target};
+use crate::lock::{Held, Record, Retention, Target};
 use crate::token;
 use std::time::Duration;
 
-/// How the history keeps runs, as the command line says; `None` with `--history 0`.
-pub(crate) fn keeping(args: &RecordArgs) -> Option<Keeping> {
-    (args.history > 0).then_some(Keeping {
+/// How the history retains runs, as the command line says; `None` with `--history 0`.
+pub(crate) fn retention(args: &RecordArgs) -> Option<Retention> {
+    (args.history > 0).then_some(Retention {
         cap: args.history,
         idle: args.history_retention,
     })
@@ -21,12 +21,12 @@ pub(crate) fn keeping(args: &RecordArgs) -> Option<Keeping> {
 /// `ended` now. Its grant counted on a quorum, so the run happened: it is recorded on every
 /// server the give-back reaches, also where the lock was lost.
 pub(crate) fn of_exec(
-    keeping: Option<Keeping>,
+    retention: Option<Retention>,
     (target, held): (&Target, &Held),
     waited: Duration,
     ended: Ended,
 ) -> Option<Record> {
-    let keeping = keeping?;
+    let retention = retention?;
     let entry = Entry {
         token: held.token.clone(),
         ended,
@@ -39,7 +39,7 @@ pub(crate) fn of_exec(
     };
     Some(Record {
         entry: entry.encode(),
-        keeping,
+        retention,
         ran: true,
     })
 }
@@ -49,12 +49,12 @@ pub(crate) fn of_exec(
 /// no run to speak of. How long it held comes from the acquisition time in the token, on the
 /// acquiring host's clock (the releasing host may be another).
 pub(crate) fn of_release(
-    keeping: Option<Keeping>,
+    retention: Option<Retention>,
     target: &Target,
     key: &str,
     token: &str,
 ) -> Option<Record> {
-    let keeping = keeping?;
+    let retention = retention?;
     let ended_unix_ms = token::unix_ms_now();
     let held = token::holder(token)
         .map(|holder| Duration::from_millis(ended_unix_ms.saturating_sub(holder.acquired_unix_ms)));
@@ -70,7 +70,7 @@ pub(crate) fn of_release(
     };
     Some(Record {
         entry: entry.encode(),
-        keeping,
+        retention,
         ran: false,
     })
 }

@@ -6,8 +6,8 @@
 //! so on a Redis Cluster in its hash slot): the mutex's runs, its shared holders' and the
 //! semaphore of the same name's slots' alike, newest first. An entry is one string made by
 //! `crate::history` (the run's token, how and when it ended, its slot and mode); the scripts
-//! push it and never read it. Each push keeps the `Keeping::cap` newest (an exact `LTRIM`, so
-//! the cap holds to the entry) and makes the list expire `Keeping::idle` after it: a name nobody
+//! push it and never read it. Each push keeps the `Retention::cap` newest (an exact `LTRIM`, so
+//! the cap holds to the entry) and makes the list expire `Retention::idle` after it: a name nobody
 //! runs any more loses its history once it has been idle that long, and a busy one keeps it.
 //!
 //! Where an entry is written: on every server the give-back round reaches, where the token still
@@ -42,9 +42,9 @@ pub(super) static APPEND: Lua = lua!(RECORD, lua_part!("history/append.lua"));
 /// One server's history of a name (history/read.lua).
 pub(super) static READ: Lua = lua!(lua_part!("history/read.lua"));
 
-/// How a history keeps runs (`--history`, `--history-retention`).
+/// How long a history retains runs, and how many (`--history`, `--history-retention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Keeping {
+pub(crate) struct Retention {
     /// The most entries each server keeps (at least 1: no recording is no `Record`).
     pub(crate) cap: usize,
     /// How long after the last entry the history goes.
@@ -56,7 +56,7 @@ pub(crate) struct Keeping {
 pub(crate) struct Record {
     /// The entry as `crate::history` writes it.
     pub(crate) entry: String,
-    pub(crate) keeping: Keeping,
+    pub(crate) retention: Retention,
     /// The caller knows the run happened (its grant counted on a quorum): recorded on every
     /// server reached, also where the token no longer holds the key (a lost lock).
     pub(crate) ran: bool,
@@ -70,8 +70,8 @@ pub(super) fn args<'a, 'l>(
     match record {
         Some(record) => invocation
             .arg(&record.entry)
-            .arg(record.keeping.cap)
-            .arg(record.keeping.idle.as_millis() as u64)
+            .arg(record.retention.cap)
+            .arg(record.retention.idle.as_millis() as u64)
             .arg(if record.ran { "1" } else { "0" }),
         None => invocation.arg("").arg(0).arg(0).arg("0"),
     }

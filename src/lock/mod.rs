@@ -6,7 +6,7 @@
 //!   limit.rs: the number of slots a semaphore remembers, checked at each grant.
 //! - attempt.rs: one attempt and its safety argument; vote.rs: what its servers said;
 //!   withdraw.rs: its clean-up;
-//!   wait/: retrying until `--wait` runs out (the schedule, the pause and its wake-ups).
+//!   wait/: retrying until `--wait` runs out (the back-off, the pause and its wake-ups).
 //! - queue/: the waiters' queue and its hand-over protocol, and the wake-up listeners.
 //! - shared.rs: shared holders (`--shared`) and why they exclude writers.
 //! - holder.rs: release and extend; keep.rs: `--hold-at-least`; fence.rs: fencing numbers;
@@ -49,10 +49,10 @@ mod withdraw;
 
 pub(crate) use engine::{Held, LockError, Redlock};
 pub(crate) use fence::holder_fence;
-pub(crate) use history::{Keeping, Record, Stored};
+pub(crate) use history::{Record, Retention, Stored};
 pub(crate) use holder::Released;
 pub(crate) use inspect::{Inspection, QueuedWaiter};
-pub(crate) use keep::{HoldLeft, Keep, KeepOutcome};
+pub(crate) use keep::{Acquisition, Hold, HoldLeft, Keep, KeepOutcome};
 pub(crate) use limit::Limit;
 pub(crate) use list::{Found, INDEXED_ABOVE, SLOW_LISTING};
 pub(crate) use nodes::NodeError;
@@ -62,4 +62,4 @@ pub(crate) use verdict::{
     describe_foreign, describe_shared, describe_token, holding, Holding, KeyState, ServerState,
     SharedHolder,
 };
-pub(crate) use wait::{jitter, Interrupt, RetryPolicy, WaitProgress, Waiting, Wake};
+pub(crate) use wait::{Interrupt, WaitProgress, Waiting, Wake};

@@ -16,7 +16,7 @@
 //!
 //! A request whose reply does not come in time leaves its replies owed on the connection: the
 //! crate skips the first one when it comes, and this counts the rest, so that no late reply is
-//! ever taken for the answer to a later request (see `lock::nodes::KeptConnection`).
+//! ever taken for the answer to a later request (see `lock::nodes::OpenConnection`).
 
 use super::client::{client, connect, Tls};
 use super::scripts;

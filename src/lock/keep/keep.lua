@@ -13,7 +13,7 @@
 -- Needs: queue/functions.lua, queue/freed.lua, limit/functions.lua, history/record.lua.
 --
 -- Only if the key holds our token. A key with less left than ARGV[4] shows by how much this
--- request arrived late, and the hold is shortened by as much (see `crate::hold`). With ARGV[5]
+-- request arrived late, and the hold is shortened by as much (see keep.rs). With ARGV[5]
 -- the hold ends at that time plus ARGV[3] on this server's clock (`TIME`, when this runs, so
 -- neither the releasing host's clock nor the request's delay plays a part), and never later
 -- than ARGV[3] from now. A hold with nothing left is a release, handed to the next waiter. A

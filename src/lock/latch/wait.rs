@@ -1,6 +1,7 @@
 //! Waiting for a latch to open: a read, then listening on the latch's channel on every server,
 //! a second read, and from then on what the count-downs announce, with a periodic re-read as
-//! the safety net and a read when the latch should expire (the module comment, rule 4).
+//! the safety net and a read when the latch should expire (the module comment, rule 4). Both
+//! reads are retries, paced as every retry of the house is (`crate::retry`).
 
 use super::decide::LatchError;
 use super::lua::parse_heard;
@@ -10,15 +11,21 @@ use super::verdict::{Counting, LatchState};
 use super::view::View;
 use crate::clock::BootInstant;
 use crate::lock::queue::Subscriptions;
-use crate::lock::{jitter, Redlock};
+use crate::lock::Redlock;
+use crate::retry::Retry;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
-/// The mean pause between a waiter's own re-reads (randomised ±50%, so a crowd spreads out):
-/// only for count-downs whose message was lost, so it can be long.
-const RECHECK: Duration = Duration::from_secs(10);
-/// After the latch's TTL should have run out, a random part of this before reading it again.
-const EXPIRY_SPREAD: Duration = Duration::from_millis(20);
+/// A waiter's own re-reads (`crate::retry`, so a crowd spreads out): only for count-downs whose
+/// message was lost, so they can be far apart.
+const RECHECK: Retry = Retry {
+    delay: Duration::from_secs(10),
+};
+/// After the latch's TTL should have run out, a pause of this before reading it again: every
+/// waiter reads then (an expiry announces nothing), so they are spread out too.
+const AFTER_EXPIRY: Retry = Retry {
+    delay: Duration::from_millis(20),
+};
 
 /// Something that may end a pause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +83,7 @@ impl Redlock {
             if read {
                 self.latch_read_into(latch, &mut view);
                 read = false;
-                next_read = BootInstant::now().add(jitter(RECHECK));
+                next_read = RECHECK.next(give_up_at);
             }
             let counting = view.counting();
             match counting.state {
@@ -137,9 +144,9 @@ impl Redlock {
                 read = true;
                 continue;
             }
-            let mut until = next_read.min(give_up_at);
+            let mut until = next_read;
             if let Some(expiry) = held_until {
-                until = until.min(expiry.add(jitter(EXPIRY_SPREAD)));
+                until = until.min(expiry.add(AFTER_EXPIRY.pause()));
             }
             match how.wakes.recv_timeout(until.remaining()) {
                 Ok(LatchWake::Interrupted(signal)) => return Ok(Waited::Interrupted(signal)),

@@ -3,7 +3,7 @@
 //! (round.rs's `classify`); and for a release or an extension, the same request to the masters
 //! a Sentinel group's run used before (`reach_former`).
 
-use super::kept::KeptConnection;
+use super::connection::OpenConnection;
 use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{Server, Session};
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 pub(super) fn ask<T>(
     server: &Server,
-    slot: &mut Option<KeptConnection>,
+    slot: &mut Option<OpenConnection>,
     deadline: BootInstant,
     timeout: Duration,
     op: &(impl Fn(&mut Session) -> RedisResult<T> + Sync + ?Sized),
@@ -21,8 +21,8 @@ pub(super) fn ask<T>(
     let result = connect_and_run(server, slot, (deadline, timeout), op);
     match (&result, slot.as_mut()) {
         // An answer: every late reply before it has arrived and been discarded.
-        (Ok(_), Some(kept)) => kept.late = false,
-        (Err(err), Some(kept)) if err.is_timeout() => kept.late = true,
+        (Ok(_), Some(open)) => open.late = false,
+        (Err(err), Some(open)) if err.is_timeout() => open.late = true,
         // After any other error the connection's state is unknown, so it is not reused.
         (Err(_), _) => *slot = None,
         (Ok(_), None) => {}
@@ -38,13 +38,13 @@ pub(super) fn ask<T>(
 
 fn connect_and_run<T>(
     server: &Server,
-    slot: &mut Option<KeptConnection>,
+    slot: &mut Option<OpenConnection>,
     (deadline, timeout): (BootInstant, Duration),
     op: &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
 ) -> RedisResult<T> {
-    if let Some(kept) = slot.as_mut() {
-        match run(&mut kept.connection, deadline, op) {
-            // A kept connection may have died while idle (server restarted, idle timeout,
+    if let Some(open) = slot.as_mut() {
+        match run(&mut open.connection, deadline, op) {
+            // An open connection may have died while idle (server restarted, idle timeout,
             // a NAT forgot it): that says nothing about the server now, so try a fresh one
             // within the same deadline. Retrying is safe: SET NX with our token, and the
             // compare-and-delete / compare-and-pexpire scripts, do no harm when repeated.
@@ -56,11 +56,11 @@ fn connect_and_run<T>(
     // asking, within `timeout` of now). cluster: `session` (a cluster's connects to the node
     // each request's key needs).
     let connection = server.session(deadline, timeout)?;
-    let kept = slot.insert(KeptConnection {
+    let open = slot.insert(OpenConnection {
         connection,
         late: false,
     });
-    run(&mut kept.connection, deadline, op)
+    run(&mut open.connection, deadline, op)
 }
 
 pub(super) fn run<T>(

@@ -102,23 +102,23 @@ impl Loop {
         };
         let mut task = self.tasks.swap_remove(at);
         let next = (task.next)(feed);
-        let Some(kept) = self.wires[task.index].as_mut() else {
+        let Some(open) = self.wires[task.index].as_mut() else {
             return;
         };
         match next {
             Next::Ask(request) => {
                 let sink = Sink::Late(task.id);
-                kept.wire
+                open.wire
                     .send(&request.packed, request.skip, request.count, sink);
                 self.tasks.push(task);
             }
             Next::Tell(request) => {
-                kept.wire
+                open.wire
                     .send(&request.packed, request.skip, request.count, Sink::Discard);
                 // Its reply is waited for before we go, so that closing the wire cannot cut
                 // the clean-up off.
-                kept.quiet_by = kept.quiet_by.max(BootInstant::now().add(task.patience));
-                kept.wire.exchange();
+                open.quiet_by = open.quiet_by.max(BootInstant::now().add(task.patience));
+                open.wire.exchange();
             }
             Next::Wait => self.tasks.push(task),
             Next::Done => {}
@@ -135,9 +135,9 @@ impl Loop {
             .map(|task| (task.id, task.index))
             .collect();
         for (id, index) in expired {
-            if let Some(kept) = self.wires[index].as_mut() {
-                kept.wire.retarget(Sink::Late(id), Sink::Discard);
-                kept.stalled = true;
+            if let Some(open) = self.wires[index].as_mut() {
+                open.wire.retarget(Sink::Late(id), Sink::Discard);
+                open.stalled = true;
             }
             self.deliver(id, Feed::Expired);
         }
@@ -147,15 +147,15 @@ impl Loop {
     pub(super) fn pump(&mut self) {
         self.pump_retired();
         for index in 0..self.wires.len() {
-            let Some(kept) = self.wires[index].as_mut() else {
+            let Some(open) = self.wires[index].as_mut() else {
                 continue;
             };
-            let answers = kept.wire.exchange();
-            kept.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
+            let answers = open.wire.exchange();
+            open.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
             for (sink, answer) in answers {
                 match sink {
                     Sink::Late(id) => self.deliver(id, Feed::Answer(answer)),
-                    Sink::Pushed => self.keep_pushed(index, answer),
+                    Sink::Pushed => self.stash_pushed(index, answer),
                     _ => {}
                 }
             }
@@ -173,16 +173,16 @@ impl Loop {
     pub(super) fn retire_stalled(&mut self) {
         self.expire_tasks();
         for slot in &mut self.wires {
-            if let Some(kept) = slot.as_mut().filter(|kept| {
-                kept.stalled && !kept.heard && !kept.wire.sending() && kept.wire.failure().is_none()
+            if let Some(open) = slot.as_mut().filter(|open| {
+                open.stalled && !open.heard && !open.wire.sending() && open.wire.failure().is_none()
             }) {
-                kept.stalled = false;
+                open.stalled = false;
                 continue;
             }
-            if slot.as_ref().is_some_and(|kept| kept.stalled) {
-                let kept = slot.take().expect("checked");
-                if !kept.quiet_by.has_passed() {
-                    self.retired.push((kept.wire, kept.quiet_by));
+            if slot.as_ref().is_some_and(|open| open.stalled) {
+                let open = slot.take().expect("checked");
+                if !open.quiet_by.has_passed() {
+                    self.retired.push((open.wire, open.quiet_by));
                 }
             }
         }
@@ -198,7 +198,7 @@ impl Loop {
         for unfinished in late {
             let owed = self.wires[unfinished.index]
                 .as_ref()
-                .is_some_and(|kept| kept.wire.owes_to(Sink::Late(unfinished.id)));
+                .is_some_and(|open| open.wire.owes_to(Sink::Late(unfinished.id)));
             if !owed {
                 // Its answer came while the round was still sending to the others.
                 continue;
@@ -228,15 +228,15 @@ impl Loop {
             .map(|task| (task.id, task.index))
             .collect();
         for (id, index) in late {
-            if let Some(kept) = self.wires[index].as_mut() {
-                kept.wire.retarget(Sink::Late(id), Sink::Discard);
+            if let Some(open) = self.wires[index].as_mut() {
+                open.wire.retarget(Sink::Late(id), Sink::Discard);
             }
             self.deliver(id, Feed::Expired);
         }
         let by = BootInstant::now().add(timeout);
         loop {
             self.pump();
-            let sending = self.wires.iter().flatten().any(|kept| kept.wire.sending())
+            let sending = self.wires.iter().flatten().any(|open| open.wire.sending())
                 || self.retired.iter().any(|(wire, _)| wire.sending());
             if !sending || by.has_passed() {
                 return;

@@ -83,7 +83,7 @@ impl Threads {
         let mut replies: Vec<Option<Reply<T>>> = (0..count).map(|_| None).collect();
         let mut waiting = 0;
         for (index, (server, slot)) in servers.iter().zip(&mut self.connections).enumerate() {
-            let (server, mut kept, op, shared, tx) = (
+            let (server, mut open, op, shared, tx) = (
                 server.clone(),
                 slot.take(),
                 op.clone(),
@@ -92,12 +92,12 @@ impl Threads {
             );
             let work = move || {
                 let by = started.add(server.budget(timeout));
-                let reply = ask(&server, &mut kept, by, timeout, &*op);
+                let reply = ask(&server, &mut open, by, timeout, &*op);
                 let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
                     match &*phase {
                         Phase::Collecting => {
-                            let _ = tx.send((index, reply, kept));
+                            let _ = tx.send((index, reply, open));
                             return None;
                         }
                         Phase::Deciding => {
@@ -109,18 +109,18 @@ impl Threads {
                         Phase::Settled(cleanup) => {
                             // Without an answer (a timeout) the request may still be applied:
                             // the clean-up goes out behind it on the same connection.
-                            let mut kept = kept?;
+                            let mut open = open?;
                             if let Some(cleanup) = cleanup {
                                 let fresh = BootInstant::now().add(timeout);
                                 let value = reply.result.as_ref().ok();
-                                run(&mut kept.connection, fresh, &|con: &mut Session| {
+                                run(&mut open.connection, fresh, &|con: &mut Session| {
                                     cleanup(con, value)
                                 })
                                 .ok()?;
-                                kept.late = false;
+                                open.late = false;
                             }
                             // A reply still owed on it: not for another round.
-                            return (!kept.late).then_some((index, kept));
+                            return (!open.late).then_some((index, open));
                         }
                     }
                 }
@@ -139,9 +139,9 @@ impl Threads {
         drop(tx);
         while waiting > 0 && !decided(&replies) {
             match rx.recv_timeout(deadline.remaining() + Duration::from_millis(50)) {
-                Ok((index, reply, kept)) => {
+                Ok((index, reply, open)) => {
                     replies[index] = Some(reply);
-                    self.connections[index] = kept;
+                    self.connections[index] = open;
                     waiting -= 1;
                 }
                 Err(_) => break,
@@ -149,9 +149,9 @@ impl Threads {
         }
         *shared.phase.lock().unwrap_or_else(|e| e.into_inner()) = Phase::Deciding;
         // Replies handed in before the phase changed still count.
-        for (index, reply, kept) in rx.try_iter() {
+        for (index, reply, open) in rx.try_iter() {
             replies[index] = Some(reply);
-            self.connections[index] = kept;
+            self.connections[index] = open;
         }
         (replies, Late { shared })
     }

@@ -26,9 +26,9 @@ impl Loop {
             messages: std::mem::take(&mut self.pushed),
             rang: false,
         };
-        for kept in self.wires.iter_mut().flatten() {
-            if kept.wire.failure().is_none() && !kept.wire.subscribed() {
-                kept.wire.subscribe(channel, Sink::Discard);
+        for open in self.wires.iter_mut().flatten() {
+            if open.wire.failure().is_none() && !open.wire.subscribed() {
+                open.wire.subscribe(channel, Sink::Discard);
             }
         }
         loop {
@@ -51,7 +51,7 @@ impl Loop {
             .map(|task| task.by)
             .filter(|by| !by.has_passed())
             .fold(until, BootInstant::min);
-        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
+        let wires = self.wires.iter().flatten().map(|open| &open.wire);
         let retired = self.retired.iter().map(|(wire, _)| wire);
         wait_any_or(wires.chain(retired), bell, next.remaining())
     }

@@ -57,14 +57,14 @@
 //! is the work left to do.
 //! - round.rs: a round's vocabulary: the request, a server's reply, a node's error, a clean-up.
 //! - threads.rs: the thread-per-server rounds; ask.rs: one server's request on its thread;
-//!   kept.rs: its connection, kept between rounds; late.rs: a round decided before every server
+//!   connection.rs: its connection, open between rounds; late.rs: a round decided before every server
 //!   answered, and the workers left waiting for the others.
 //! - poll.rs: the one-thread rounds; behind.rs: the late replies they stopped waiting for;
 //!   listen.rs: a waiter listening on their connections between rounds.
 
 mod ask;
 mod behind;
-mod kept;
+mod connection;
 mod late;
 mod listen;
 mod poll;
@@ -86,7 +86,7 @@ use threads::Threads;
 
 /// The servers, and our connections to them: on one thread with poll(2) when every server is
 /// plain, otherwise a thread per server (threads.rs), whose connections are kept between rounds
-/// (waits, renewals) and replaced after any error (see `KeptConnection`).
+/// (waits, renewals) and replaced after any error (see `OpenConnection`).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
     timeout: Duration,
@@ -238,7 +238,7 @@ impl Nodes {
 
     /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
     /// goes out on the connection that carried that round's request even if the reply to it is
-    /// late (see `KeptConnection`). The others are neither connected to nor asked; their reply is `None`.
+    /// late (see `OpenConnection`). The others are neither connected to nor asked; their reply is `None`.
     pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
     where
         T: Send,

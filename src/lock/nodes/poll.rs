@@ -7,7 +7,7 @@
 //! - a round decided early returns at once; what the servers it did not wait for still owe is
 //!   read later and discarded, and any clean-up goes out behind the late request on the same
 //!   wire (`settle`), which the server applies after it;
-//! - a kept connection that died while idle is replaced within the same round, once;
+//! - an open connection that died while idle is replaced within the same round, once;
 //! - a wire whose request timed out may still carry it to the server: it serves the follow-up
 //!   to that round (the clean-up must go out behind the request), then the next ordinary round
 //!   opens a fresh one. One that carries a clean-up is kept aside (`retired`) until the clean-up
@@ -26,7 +26,7 @@ use std::time::Duration;
 /// The wires of a round's servers, when every server is plain (`Server::plain`).
 pub(super) struct Loop {
     plain: Vec<Plain>,
-    pub(super) wires: Vec<Option<KeptWire>>,
+    pub(super) wires: Vec<Option<OpenWire>>,
     /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
     /// deadline.
     pub(super) retired: Vec<(Wire, BootInstant)>,
@@ -39,7 +39,7 @@ pub(super) struct Loop {
     pub(super) early: Vec<(u64, WireAnswer)>,
 }
 
-pub(super) struct KeptWire {
+pub(super) struct OpenWire {
     pub(super) wire: Wire,
     /// A request on it timed out: it may still be applied (see the module comment).
     pub(super) stalled: bool,
@@ -54,7 +54,7 @@ pub(super) struct KeptWire {
 struct Entry {
     replay: Replay,
     /// The wire was open before the round: if it turns out dead, one fresh try.
-    kept: bool,
+    was_open: bool,
     /// Its closure finished after the round was decided: not counted.
     finished: bool,
 }
@@ -153,7 +153,7 @@ impl Loop {
                 .map(|&wanted| {
                     wanted.then(|| Entry {
                         replay: Replay::default(),
-                        kept: false,
+                        was_open: false,
                         finished: false,
                     })
                 })
@@ -166,7 +166,7 @@ impl Loop {
         };
         for index in 0..targets.len() {
             if let Some(entry) = run.entries[index].as_mut() {
-                entry.kept = self.wires[index].is_some();
+                entry.was_open = self.wires[index].is_some();
                 self.start(index, &mut run);
             }
         }
@@ -189,7 +189,7 @@ impl Loop {
                     && run.replies[index].is_none()
                     && this.wires[index]
                         .as_ref()
-                        .is_some_and(|kept| kept.wire.sending())
+                        .is_some_and(|open| open.wire.sending())
             })
         };
         while !deadline.has_passed() && unsent(self, &run) {
@@ -204,13 +204,13 @@ impl Loop {
             if run.replies[index].is_some() {
                 continue;
             }
-            let kept = self.wires[index]
+            let open = self.wires[index]
                 .as_mut()
                 .expect("a server waited for has a wire");
             if deadline.has_passed() && !entry.finished {
                 // Timed out: the request may still reach the server and be applied.
-                kept.wire.retarget(Sink::Round(index), Sink::Discard);
-                kept.stalled = true;
+                open.wire.retarget(Sink::Round(index), Sink::Discard);
+                open.stalled = true;
                 entry.replay.fail(WireFailure::timed_out());
                 let result = match Session::replay(&mut entry.replay, op) {
                     Step::Done(result) => result,
@@ -220,7 +220,7 @@ impl Loop {
             } else {
                 self.next_id += 1;
                 let id = self.next_id;
-                kept.wire.retarget(Sink::Round(index), Sink::Late(id));
+                open.wire.retarget(Sink::Round(index), Sink::Late(id));
                 unfinished.push(Unfinished {
                     id,
                     index,
@@ -239,14 +239,14 @@ impl Loop {
     {
         if self.wires[index]
             .as_ref()
-            .is_some_and(|kept| kept.wire.failure().is_some())
+            .is_some_and(|open| open.wire.failure().is_some())
         {
             self.wires[index] = None;
         }
         if self.wires[index].is_none() {
             match Wire::open(&self.plain[index]) {
                 Ok(wire) => {
-                    self.wires[index] = Some(KeptWire {
+                    self.wires[index] = Some(OpenWire {
                         wire,
                         stalled: false,
                         heard: false,
@@ -286,15 +286,15 @@ impl Loop {
             // (behind.rs).
             Step::Done(_) => entry.finished = true,
             Step::Send(request) => {
-                let kept = self.wires[index].as_mut().expect("a wire was opened");
-                kept.wire.send(
+                let open = self.wires[index].as_mut().expect("a wire was opened");
+                open.wire.send(
                     &request.packed,
                     request.skip,
                     request.count,
                     Sink::Round(index),
                 );
                 if let Some(channel) = run.listen {
-                    kept.wire.subscribe(channel, Sink::Discard);
+                    open.wire.subscribe(channel, Sink::Discard);
                 }
             }
         }
@@ -307,18 +307,18 @@ impl Loop {
     {
         self.pump_retired();
         for index in 0..self.wires.len() {
-            let Some(kept) = self.wires[index].as_mut() else {
+            let Some(open) = self.wires[index].as_mut() else {
                 continue;
             };
-            let answers = kept.wire.exchange();
-            kept.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
+            let answers = open.wire.exchange();
+            open.heard |= answers.iter().any(|(_, answer)| answer.is_ok());
             for (sink, answer) in answers {
                 if let Sink::Late(id) = sink {
                     self.deliver(id, Feed::Answer(answer));
                     continue;
                 }
                 if sink == Sink::Pushed {
-                    self.keep_pushed(index, answer);
+                    self.stash_pushed(index, answer);
                     continue;
                 }
                 if sink != Sink::Round(index) || run.replies[index].is_some() {
@@ -328,15 +328,15 @@ impl Loop {
                     continue;
                 };
                 let stale = matches!(&answer, Err(failure) if failure.dropped());
-                if stale && entry.kept && !entry.replay.any_reply() {
-                    // A kept connection may have died while idle (server restarted, idle
+                if stale && entry.was_open && !entry.replay.any_reply() {
+                    // An open connection may have died while idle (server restarted, idle
                     // timeout, a NAT forgot it): that says nothing about the server now, so
                     // try a fresh one within the same deadline. Repeating is safe: SET NX with
                     // our token and the compare-and-delete / compare-and-pexpire scripts do no
                     // harm when applied twice.
                     *entry = Entry {
                         replay: Replay::default(),
-                        kept: false,
+                        was_open: false,
                         finished: false,
                     };
                     self.wires[index] = None;
@@ -351,7 +351,7 @@ impl Loop {
 
     /// Keeps a message that came while a round or a clean-up was read, for `listen`: it may be
     /// a release that came right after the attempt it answers.
-    pub(super) fn keep_pushed(&mut self, index: usize, message: WireAnswer) {
+    pub(super) fn stash_pushed(&mut self, index: usize, message: WireAnswer) {
         if let Ok(values) = message {
             self.pushed
                 .extend(payload(values).map(|payload| (index, payload)));
@@ -360,7 +360,7 @@ impl Loop {
 
     /// Waits until a socket with something owed or to send is ready, or `until`.
     pub(super) fn wait(&mut self, until: BootInstant) {
-        let wires = self.wires.iter().flatten().map(|kept| &kept.wire);
+        let wires = self.wires.iter().flatten().map(|open| &open.wire);
         let retired = self.retired.iter().map(|(wire, _)| wire);
         wait_any(wires.chain(retired), until.remaining());
     }

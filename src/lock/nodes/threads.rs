@@ -3,7 +3,7 @@
 //! hand their connection back once the late reply and its clean-up were read from it.
 
 use super::ask::{ask, reach_former};
-use super::kept::KeptConnection;
+use super::connection::OpenConnection;
 use super::round::{NodeError, Reply};
 use crate::clock::BootInstant;
 use crate::server::{Server, Session};
@@ -16,13 +16,13 @@ pub(super) const WORKER_STACK: usize = 256 * 1024;
 
 /// Our open connection to each server, and the workers still out. Connections are kept between
 /// rounds (waits, renewals) and replaced after any error, so the next round reconnects; after a
-/// late reply, only once the follow-up to that round is done (see `KeptConnection`).
+/// late reply, only once the follow-up to that round is done (see `OpenConnection`).
 pub(super) struct Threads {
-    pub(super) connections: Vec<Option<KeptConnection>>,
+    pub(super) connections: Vec<Option<OpenConnection>>,
     /// Workers of rounds decided without them, still waiting for their server's late reply
     /// (and cleaning up after it); joined before we go, so that no clean-up is cut short.
     /// A worker hands back its connection once the late reply (and clean-up) was read from it.
-    pub(super) workers: Vec<JoinHandle<Option<(usize, KeptConnection)>>>,
+    pub(super) workers: Vec<JoinHandle<Option<(usize, OpenConnection)>>>,
 }
 
 impl Threads {
@@ -34,7 +34,7 @@ impl Threads {
     }
 
     /// `Nodes::round_on` on threads: the servers whose entry in `targets` is true are asked at
-    /// once, each on its kept connection even if the reply to it is late (see `KeptConnection`). With
+    /// once, each on its open connection even if the reply to it is late (see `OpenConnection`). With
     /// `former`, also a Sentinel group's former masters (`reach_former`).
     pub(super) fn round_on<T, F>(
         &mut self,
@@ -62,7 +62,7 @@ impl Threads {
         let Some((first_index, first_server, first_slot)) = jobs.next() else {
             return replies;
         };
-        let work = move |server: &Server, slot: &mut Option<KeptConnection>| {
+        let work = move |server: &Server, slot: &mut Option<OpenConnection>| {
             let deadline = started.add(server.budget(timeout));
             let reply = ask(server, slot, deadline, timeout, op);
             if former {
@@ -105,21 +105,21 @@ impl Threads {
             .partition(|worker| wait || worker.is_finished());
         self.workers = running;
         for worker in done {
-            if let Ok(Some((index, kept))) = worker.join() {
+            if let Ok(Some((index, open))) = worker.join() {
                 let slot = &mut self.connections[index];
                 if slot.is_none() {
-                    *slot = Some(kept);
+                    *slot = Some(open);
                 }
             }
         }
     }
 
-    /// A new round does not reuse a connection whose last reply is late (see `KeptConnection`). A
+    /// A new round does not reuse a connection whose last reply is late (see `OpenConnection`). A
     /// Sentinel group's master's is reused like any other: the run keeps its master until a
     /// round fails on it (server/sentinel/group.rs), and a failed round drops the connection.
     pub(super) fn drop_late(&mut self) {
         for slot in &mut self.connections {
-            if slot.as_ref().is_some_and(|kept| kept.late) {
+            if slot.as_ref().is_some_and(|open| open.late) {
                 *slot = None;
             }
         }

@@ -2,16 +2,16 @@
 //! server's queue of waiters (queue/), a retry schedule stretched by that place and bounded by
 //! the holder's observed TTL, cut short by the release that wakes us (pub/sub) and by signals.
 //!
-//! - retry.rs: how long each pause is; pause.rs: what ends a pause early (a release that wakes
-//!   us, a signal); progress.rs: what a progress display is told meanwhile.
+//! - backoff.rs: how long each pause is (the house's one retry pause, `crate::retry`, stretched
+//!   by the queue); pause.rs: what ends a pause early (a release that wakes us, a signal);
+//!   progress.rs: what a progress display is told meanwhile.
 
+mod backoff;
 mod pause;
 mod progress;
-mod retry;
 
 pub(crate) use pause::{Interrupt, Wake};
 pub(crate) use progress::WaitProgress;
-pub(crate) use retry::{jitter, RetryPolicy};
 
 use super::engine::{Held, LockError, Redlock};
 use super::queue::{self, Waiter};
@@ -19,9 +19,9 @@ use super::target::{Kind, Target};
 use super::verdict::{describe_foreign, describe_token};
 use super::vote::Seen;
 use crate::clock::BootInstant;
+use crate::retry::{self, Retry};
 use pause::Listening;
 use progress::Progress;
-use retry::one_shot_retry;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ use std::time::Duration;
 pub(crate) struct Waiting<'a> {
     /// Keep trying this long; `None` means one attempt.
     pub(crate) wait: Option<Duration>,
-    pub(crate) retry: RetryPolicy,
+    pub(crate) retry: Retry,
     /// Signals and release notifications arrive here; either may end a pause.
     pub(crate) wakes: Option<&'a Receiver<Wake>>,
     /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
@@ -44,7 +44,7 @@ pub(crate) struct Waiting<'a> {
 
 impl Redlock {
     /// Acquires `target`, retrying until `waiting.wait` has passed (once only without it, except
-    /// that a split vote on a free lock is tried again a few times: retry.rs).
+    /// that a split vote on a free lock is tried again a few times: backoff.rs).
     /// `new_token` makes a fresh token for every attempt.
     ///
     /// A waiter queues on every server (arrival order) and subscribes to its own wake-up
@@ -84,7 +84,7 @@ impl Redlock {
         let mut waiter = match notify.is_some() && wait.is_some_and(|w| !w.is_zero()) {
             true => Some(Waiter::new(
                 queue::entry(&new_token()?, target.is_shared()),
-                retry.longest_pause(),
+                backoff::longest_pause(retry),
                 self.nodes.timeout(),
             )),
             false => None,
@@ -125,7 +125,7 @@ impl Redlock {
             splits = if seen.split { splits + 1 } else { 0 };
             let Some(give_up_at) = give_up_at.filter(|at| !at.has_passed()) else {
                 if give_up_at.is_none() {
-                    if let Some(pause) = one_shot_retry(&seen, splits) {
+                    if let Some(pause) = backoff::one_shot_retry(&seen, splits) {
                         std::thread::sleep(pause);
                         continue;
                     }
@@ -153,13 +153,13 @@ impl Redlock {
                     }
                 }
             }
-            let pause = retry.pause(&seen, splits, head).min(give_up_at.remaining());
+            let pause = backoff::pause(retry, &seen, splits, head);
+            let until = retry::not_after(pause, give_up_at);
             let status = WaitProgress {
                 waited: started.elapsed(),
                 holder: seen.holder,
                 holder_ttl: seen.ttl,
             };
-            let until = BootInstant::now().add(pause);
             let needed = self.quorum();
             if let Some(signal) =
                 listening.pause(&mut self.nodes, until, needed, &mut progress, &status)

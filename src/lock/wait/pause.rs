@@ -1,6 +1,6 @@
 //! A waiter's pause between attempts, and what ends it early: a release handing the lock to it,
 //! heard on the rounds' own connections or on connections of its own (queue, step 2), or a
-//! signal. Otherwise a pause lasts as long as the schedule (retry.rs) says.
+//! signal. Otherwise a pause lasts as long as the schedule (backoff.rs) says.
 
 use super::progress::{Progress, WaitProgress};
 use crate::clock::BootInstant;

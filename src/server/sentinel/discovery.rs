@@ -41,13 +41,13 @@ pub(crate) struct Sentinels {
     dialers: Vec<Dialer>,
     /// `host:port` of each, for messages.
     addresses: Vec<String>,
-    kept: Arc<Mutex<Vec<Option<Blocking>>>>,
+    connections: Arc<Mutex<Vec<Option<Blocking>>>>,
 }
 
 impl Sentinels {
     pub(crate) fn new(dialers: Vec<Dialer>, addresses: Vec<String>) -> Sentinels {
         Sentinels {
-            kept: Arc::new(Mutex::new(dialers.iter().map(|_| None).collect())),
+            connections: Arc::new(Mutex::new(dialers.iter().map(|_| None).collect())),
             dialers,
             addresses,
         }
@@ -96,14 +96,15 @@ impl Discovery {
     ) -> Discovery {
         let (answers, asked) = mpsc::channel();
         for (index, sentinel) in sentinels.dialers.iter().enumerate() {
-            let (sentinel, kept) = (sentinel.clone(), sentinels.kept.clone());
+            let (sentinel, connections) = (sentinel.clone(), sentinels.connections.clone());
             let name = master_name.to_string();
             let answers = answers.clone();
             // Not joined: a black-holed sentinel's thread ends by the deadline, later.
             let _ = std::thread::Builder::new()
                 .stack_size(ASKER_STACK)
                 .spawn(move || {
-                    let _ = answers.send((index, ask(&sentinel, &kept, index, &name, deadline)));
+                    let _ =
+                        answers.send((index, ask(&sentinel, &connections, index, &name, deadline)));
                 });
         }
         Discovery {
@@ -284,12 +285,12 @@ impl Discovery {
 /// with the question); the connection is kept again once it answered.
 fn ask(
     dialer: &Dialer,
-    kept: &Mutex<Vec<Option<Blocking>>>,
+    connections: &Mutex<Vec<Option<Blocking>>>,
     index: usize,
     master_name: &str,
     deadline: BootInstant,
 ) -> SentinelAnswer {
-    let taken = kept.lock().unwrap_or_else(|e| e.into_inner())[index].take();
+    let taken = connections.lock().unwrap_or_else(|e| e.into_inner())[index].take();
     let mut connection = match taken {
         Some(mut connection) => {
             connection.bound(deadline)?;
@@ -301,7 +302,7 @@ fn ask(
         .arg("get-master-addr-by-name")
         .arg(master_name)
         .query(&mut connection)?;
-    kept.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(connection);
+    connections.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(connection);
     answer
         .map(|(host, port)| match port.parse() {
             Ok(port) => Ok((host, port)),

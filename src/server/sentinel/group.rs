@@ -108,7 +108,7 @@ impl Group {
     }
 
     /// The master to use without asking the sentinels, if there is one.
-    pub(super) fn kept(&self) -> Option<Address> {
+    pub(super) fn master_in_use(&self) -> Option<Address> {
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         known.master.clone().filter(|_| !known.stale)
     }
@@ -131,7 +131,7 @@ impl Group {
 
     /// `address` answered a round as the master: it is the one to use from now on. The one
     /// used before, if another, is remembered as a former master.
-    pub(super) fn keep(&self, address: &Address) {
+    pub(super) fn use_master(&self, address: &Address) {
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         known.stale = false;
         if known.master.as_ref() == Some(address) {

@@ -44,7 +44,7 @@ impl Master {
         group: Arc<Group>,
         (asking, deadline): (BootInstant, BootInstant),
     ) -> RedisResult<Master> {
-        if let Some(address) = group.kept() {
+        if let Some(address) = group.master_in_use() {
             match group.dial(&address, deadline, true) {
                 Ok(connection) => {
                     return Ok(Master {
@@ -143,7 +143,7 @@ impl Master {
             Ok(replies) if replies.iter().any(demoted) => self.group.suspect(),
             Ok(_) if !self.confirmed => {
                 self.confirmed = true;
-                self.group.keep(&self.address);
+                self.group.use_master(&self.address);
             }
             Ok(_) => {}
             Err(_) => self.group.suspect(),

@@ -20,7 +20,7 @@ use crate::server::Session;
 /// never a half-written request's: a write blocks only on a full send buffer, and a connection
 /// carries at most two unanswered requests (the late one and its follow-up; the next ordinary
 /// round replaces it), a few hundred bytes, far below the smallest send buffer the kernel allows.
-pub(crate) struct KeptConnection {
+pub(crate) struct OpenConnection {
     pub(super) connection: Session,
     pub(super) late: bool,
 }
