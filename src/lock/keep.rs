@@ -48,7 +48,7 @@ use super::history::{self, Record};
 use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
-use super::quorum::{tally, Verdict};
+use super::quorum::{self, tally, Verdict};
 use super::script::{lua, lua_part, Lua};
 use super::target::Target;
 use crate::clock::BootInstant;
@@ -178,7 +178,13 @@ impl Redlock {
         let history = target.keys.history();
         let settle = limit::settle_keys(target);
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        // Decided once a quorum kept or released, as a release is (holder.rs): a late keep
+        // swaps our token for the kept value (or deletes it) on a minority, which no count we
+        // report relies on; what it leaves expires with the hold. A refusal waits for every
+        // server, so that it takes back what a minority kept.
+        let patient = self.observer.is_some();
+        let yes = |answer: &KeepReply| !matches!(answer, KeepReply::NotOurs);
+        let op = |con: &mut crate::server::Session| {
             let layout = Layout::of(con);
             let mut invocation = KEEP.key(&*layout.name(key));
             invocation
@@ -197,7 +203,11 @@ impl Redlock {
                 2 => KeepReply::Released,
                 _ => KeepReply::NotOurs,
             })
-        });
+        };
+        let replies = self
+            .nodes
+            .round_decided(op, |replies| !patient && quorum::settled(replies, yes));
+        let replies = quorum::waited(replies, started);
         self.observe(
             "keep",
             key,
@@ -210,7 +220,7 @@ impl Redlock {
                 KeepReply::NotOurs => ("not held by this token".into(), false),
             },
         );
-        let outcome = tally(&replies, |answer| !matches!(answer, KeepReply::NotOurs));
+        let outcome = tally(&replies, yes);
         match outcome.verdict(self.nodes.len()) {
             Verdict::Yes => {
                 let kept: Vec<Duration> = replies

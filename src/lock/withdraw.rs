@@ -8,6 +8,7 @@ use super::keys::Layout;
 use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
+use super::quorum;
 use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::Target;
@@ -152,12 +153,19 @@ impl Redlock {
     }
 
     /// A waiter that gives up leaves the queue on every server, stops its listeners, and passes
-    /// on any reservation a release left for it.
+    /// on any reservation a release left for it. Decided once a quorum answered: nothing is
+    /// reported of it, and a late leave does on a minority what it would have done in time (a
+    /// place it does not remove there lapses with its lease, queue/mod.rs), so a stopped minority
+    /// does not cost a waiter that gives up the whole --timeout.
     pub(super) fn leave(&mut self, target: &Target, waiter: &Waiter) {
         let withdrawal = Withdrawal {
             leave: Some((waiter.entry.clone(), waiter.listening)),
             ..Withdrawal::new(target, self.nodes.timeout())
         };
-        self.nodes.round(|con| withdrawal.send(con));
+        let patient = self.observer.is_some();
+        self.nodes.round_decided(
+            |con| withdrawal.send(con),
+            |replies| !patient && quorum::settled(replies, |_| true),
+        );
     }
 }

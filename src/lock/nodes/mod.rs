@@ -4,8 +4,9 @@
 //!
 //! **A round is decided the moment its outcome is certain**, not when the slowest server
 //! answers: an acquire as soon as a quorum granted one key (validity counted to that moment) or
-//! no key can reach one (`round_until`); a release once a quorum deleted, an extension and a
-//! fence's write-back once a quorum did it (`round_decided`, `round_on_decided`; a refusal waits
+//! no key can reach one (`round_until`); a release once a quorum deleted, an extension, a
+//! hold's give-back (keep.rs), a waiter's leave and a fence's write-back once a quorum did it
+//! (`round_decided`, `round_on_decided`; a refusal waits
 //! for every server, so that what a failure reports matches what it did). Every server is still sent its request before the round returns; what
 //! the ones not waited for answer is never counted. So a stopped minority, which is what Redlock
 //! has N servers to tolerate, costs an operation nothing, where waiting for it cost every
@@ -28,9 +29,11 @@
 //!   in the queue, or any yes to a failed attempt, is withdrawn behind the late request on its
 //!   connection (`settle`, lock/withdraw.rs), as before: the clean-up for "no answer" is the
 //!   widest, so it is sent at once when we cannot wait (`at_once`, and before we go).
-//! - **A release or an extension needs nothing back.** A late compare-and-delete removes our own
-//!   key or nothing; a late compare-and-pexpire lengthens our own key on a minority, which no
-//!   validity we count relies on. A refused extension waits for every server, because it puts
+//! - **A release, an extension, a keep or a leave needs nothing back.** A late
+//!   compare-and-delete removes our own key or nothing; a late compare-and-pexpire lengthens our
+//!   own key on a minority, which no validity we count relies on; a late keep swaps our own
+//!   token for the kept value, which expires with the hold; a late leave removes a place that
+//!   would lapse with its lease. A refused extension waits for every server, because it puts
 //!   back what a minority extended (holder.rs's `restore`).
 //! - **Fences.** The write-back counts once a quorum W1 confirmed it (fence.rs's argument needs
 //!   a quorum and no more); a late write-back raises a counter to a number already issued, and

@@ -116,6 +116,58 @@ fn exec_with_a_minority_stopped_does_not_wait_for_it() {
 }
 
 #[test]
+fn a_hold_and_a_waiter_that_gives_up_do_not_wait_for_a_stopped_minority() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    const WAIT: Duration = Duration::from_millis(200);
+    let cluster = Cluster::start(5);
+    cluster.servers[0].stop();
+    cluster.servers[2].stop();
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    // The give-back of a hold (KEEP) is decided at its quorum, as a release is.
+    let started = Instant::now();
+    cluster
+        .cmd([
+            "exec",
+            "job",
+            "--timeout",
+            &timeout,
+            "--hold-at-least",
+            "60s",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success();
+    let took = started.elapsed();
+    assert!(took < TIMEOUT / 4, "exec --hold-at-least took {took:?}");
+    for i in [1, 3, 4] {
+        let kept = cluster.servers[i].get(KEY).unwrap_or_default();
+        assert!(kept.contains(":kept:"), "server {i} holds {kept:?}");
+    }
+    // A waiter that gives up leaves the queue at its quorum too.
+    let wait = format!("{}ms", WAIT.as_millis());
+    let started = Instant::now();
+    cluster
+        .cmd(["acquire", "job", "--timeout", &timeout, "--wait", &wait])
+        .assert()
+        .code(75);
+    let took = started.elapsed();
+    assert!(
+        took < WAIT + TIMEOUT / 4,
+        "a waiter giving up took {took:?}"
+    );
+    for i in [1, 3, 4] {
+        let queued: usize = redis::cmd("ZCARD")
+            .arg(format!("{KEY}\u{1f}queue"))
+            .query(&mut cluster.servers[i].connection())
+            .unwrap();
+        assert_eq!(queued, 0, "server {i} still queues the waiter that gave up");
+    }
+    cluster.servers[0].resume();
+    cluster.servers[2].resume();
+}
+
+#[test]
 fn a_black_holed_server_is_one_vote_against_within_the_timeout() {
     // Long enough that one timeout more stands out from a loaded machine's delays.
     const TIMEOUT: Duration = Duration::from_secs(1);

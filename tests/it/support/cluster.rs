@@ -24,7 +24,6 @@ pub fn is_kept_by_design(key: &str) -> bool {
     key.ends_with("\u{1f}history") || is_index(key)
 }
 
-
 /// How far a server's expiry may seem early on the tests' clock: Redis counts in whole
 /// milliseconds on the wall clock, the tests on the monotonic one. Lower bounds on when a key
 /// can be gone allow this much, and no more.
