@@ -145,7 +145,7 @@ pub(crate) fn all(
     (as_json, walk_all): (bool, bool),
 ) -> anyhow::Result<Outcome> {
     let (listed, indexed) = engine.latch_list(&config.prefix, walk_all);
-    super::list::say_indexed(reporter, &indexed);
+    super::text::say_indexed(reporter, &indexed);
     let text = if as_json {
         crate::schema::to_json(&LatchListDocument {
             prefix: &config.prefix,

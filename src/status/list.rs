@@ -3,7 +3,7 @@
 
 use super::json::{lock_fields, LockFields};
 use super::latch_json::LatchDocument;
-use super::text::{align, listed, print};
+use super::text::{align, listed, print, say_indexed};
 use super::StatusArgs;
 use crate::config::Config;
 use crate::exit::{self, Outcome};
@@ -40,19 +40,6 @@ documented! {
         /// servers configured
         servers: usize,
     }
-}
-
-/// Says which servers a listing read from the index rather than by walking their keys, and
-/// what that leaves out: once, on stderr, so that the table stays the same.
-pub(super) fn say_indexed(reporter: Reporter, indexed: &[String]) {
-    if indexed.is_empty() {
-        return;
-    }
-    reporter.warn(&format!(
-        "listed {} from the index of the keys redlock set there (over {} keys): a lock another client (redsync, redis-py) took there is not shown; --scan walks every key",
-        indexed.join(", "),
-        crate::human::thousands(crate::lock::INDEXED_ABOVE),
-    ));
 }
 
 /// Every lock under the prefix, merged across servers and sorted by name.

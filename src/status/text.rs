@@ -182,6 +182,19 @@ pub(super) fn waiters_table(waiters: &[QueuedWaiter]) -> String {
     format!("{} waiting:\n{}", waiters.len(), align(&rows))
 }
 
+/// Says which servers a listing read from the index rather than by walking their keys, and
+/// what that leaves out: once, on stderr, so that the table stays the same.
+pub(super) fn say_indexed(reporter: crate::report::Reporter, indexed: &[String]) {
+    if indexed.is_empty() {
+        return;
+    }
+    reporter.warn(&format!(
+        "listed {} from the index of the keys redlock set there (over {} keys): a lock another client (redsync, redis-py) took there is not shown; --scan walks every key",
+        indexed.join(", "),
+        crate::human::thousands(crate::lock::INDEXED_ABOVE),
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
