@@ -148,7 +148,7 @@ documented! {
         pub(crate) key: &'a str,
         /// the token's first 8 characters (null for `--force`)
         pub(crate) token_id: Option<&'a str>,
-        /// servers where it was deleted (or handed to a waiter)
+        /// servers that said it was deleted (or handed to a waiter): a release ends at its quorum, so a slower server's delete is not counted
         pub(crate) servers_deleted: usize,
         /// servers configured
         pub(crate) servers: usize,
@@ -184,7 +184,7 @@ documented! {
         pub(crate) key: &'a str,
         /// the token's first 8 characters
         pub(crate) token_id: &'a str,
-        /// servers where it is kept
+        /// servers that said it is kept: the give-back ends at its quorum, so a slower server's keep is not counted
         pub(crate) servers_kept: usize,
         /// servers configured
         pub(crate) servers: usize,

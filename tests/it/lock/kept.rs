@@ -367,10 +367,19 @@ fn status_says_a_lock_is_kept_after_its_run() {
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     assert!(kinds.ends_with(&["child_exited", "kept"]), "{kinds:?}");
     let kept = events.last().unwrap();
-    assert_eq!(kept["servers_kept"], 3);
+    // The give-back ends at its quorum (lock/keep.rs): a slower server keeps it unseen.
+    let confirmed = kept["servers_kept"].as_u64().unwrap();
+    assert!((2..=3).contains(&confirmed), "{kept}");
     let held_ms = A_MINUTE.as_millis() as u64;
     assert!(kept["remaining_ms"].as_u64().unwrap() <= held_ms, "{kept}");
-    // A kept lock is held.
+    // A kept lock is held, on every server once the last keep, sent before the run ended, is in.
+    wait_for("the keep to reach every server", SLACK, || {
+        cluster
+            .call(["status", "job"])
+            .succeeds()
+            .stdout_text()
+            .contains("on 3 of 3 servers")
+    });
     let status = cluster.call(["status", "job"]).succeeds();
     let table = status.stdout_text();
     for expected in [
