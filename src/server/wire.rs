@@ -1,7 +1,8 @@
-//! A plain server's connection (TCP or a Unix socket, RESP2, no TLS) that never blocks, so
-//! that one thread can carry a round's requests to every server at once and wait on all their
-//! sockets in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes is the
-//! socket's (socket.rs); this file owns what the bytes mean.
+//! A server's connection (TCP, TLS or a Unix socket, RESP2) that never blocks, so that one
+//! thread can carry a round's requests to every server at once and wait on all their sockets
+//! in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes, TLS included, is
+//! the socket's (socket.rs, which says what TLS changes); this file owns what the bytes mean,
+//! the same over TLS as without.
 //!
 //! A wire is a byte queue each way. Requests are appended to `out` and written as far as the
 //! socket takes them; every request says how many replies it is owed and who gets them, and
@@ -22,7 +23,7 @@
 
 use super::failure::{WireAnswer, WireFailure};
 use super::resp::frame_length;
-use super::socket::{Plain, Socket};
+use super::socket::{Reach, Socket};
 use redis::Value;
 use rustix::event::{PollFd, PollFlags};
 use std::collections::VecDeque;
@@ -75,10 +76,10 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
-    /// Starts connecting to `plain` (a Unix socket connects at once) and queues the set-up.
-    pub(crate) fn open(plain: &Plain) -> Result<Wire, WireFailure> {
+    /// Starts connecting to `reach` (a Unix socket connects at once) and queues the set-up.
+    pub(crate) fn open(reach: &Reach) -> Result<Wire, WireFailure> {
         let mut wire = Wire {
-            socket: Socket::open(plain)?,
+            socket: Socket::open(reach)?,
             out: Vec::new(),
             input: Vec::new(),
             owed: VecDeque::new(),
@@ -87,7 +88,7 @@ impl Wire {
             subscriber: false,
             subscribed: false,
         };
-        for command in super::setup::commands(plain.settings()) {
+        for command in super::setup::commands(reach.settings()) {
             wire.send(&command, 0, 1, Sink::Setup);
         }
         Ok(wire)
@@ -158,9 +159,15 @@ impl Wire {
         }
     }
 
-    /// Whether a request is still waiting to be written (or the connection to be made).
+    /// Whether a request is still waiting to be written (or the connection to be made): bytes
+    /// the socket would take if we waited for it, not those a TLS handshake holds until the
+    /// server answers it (socket.rs), which wait on the server as a reply does.
     pub(crate) fn sending(&self) -> bool {
-        self.failed.is_none() && (self.socket.connecting() || !self.out.is_empty())
+        self.failed.is_none() && self.writing()
+    }
+
+    fn writing(&self) -> bool {
+        self.socket.connecting() || !self.out.is_empty() || self.socket.wants_write()
     }
 
     pub(crate) fn failure(&self) -> Option<&WireFailure> {
@@ -171,7 +178,7 @@ impl Wire {
     pub(crate) fn interest(&self) -> PollFlags {
         if self.failed.is_some() {
             PollFlags::empty()
-        } else if self.socket.connecting() || !self.out.is_empty() {
+        } else if self.writing() {
             PollFlags::OUT | PollFlags::IN
         } else {
             PollFlags::IN
