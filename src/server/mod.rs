@@ -7,14 +7,13 @@
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
 //! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
 //! `route`). A single server's connection (TCP, TLS or a Unix socket) can also be a `wire` that
-//! never blocks, for the one-thread rounds, over its `socket` (its TLS configured by `tls`):
-//! where one reply ends is `resp`'s, the record of a round's replies its closure runs over
-//! again `replay`'s (a failure kept as data, `failure`). The others' (a Sentinel group's
-//! master, a cluster's nodes) are `blocking`, the redis crate's, opened and used as a wire is,
-//! as is a single server's when something other than a round connects to it: what a new
-//! connection says first (`setup`) rides with its first request, and a script's source with
-//! its first use on a connection (`scripts`). How a server was named (its address, a group's
-//! sentinels) is `named`'s.
+//! never blocks, for the one-thread rounds, over its `socket` (TLS configured by `tls`): where
+//! one reply ends is `resp`'s, the record of a round's replies its closure runs over again
+//! `replay`'s (a failure kept as data, `failure`). The others (a group's master, a cluster's
+//! nodes, a single server outside the rounds) are `blocking`, the redis crate's, used as a wire
+//! is: what a new connection says first (`setup`) rides with its first request, and a script's
+//! source with its first use on a connection (`scripts`). How a server was named (its address,
+//! a group's sentinels) is `named`'s.
 
 mod blocking;
 mod client;
@@ -128,15 +127,8 @@ impl Server {
         let identity = identity(&info, settings.db());
         let info = info.set_redis_settings(settings);
         let dialer = Dialer::new(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
-        let wire_tls = match info.addr() {
-            ConnectionAddr::TcpTls { insecure, .. } => {
-                Some(tls::config(tls, *insecure).map_err(|why| {
-                    unusable_tls_files(&display, &std::io::Error::other(why).into())
-                })?)
-            }
-            _ => None,
-        };
-        let reach = Reach::of(&info, wire_tls);
+        let reach = Reach::of(&info, tls)
+            .map_err(|why| unusable_tls_files(&display, &std::io::Error::other(why).into()))?;
         Ok(Server {
             display,
             identity,

@@ -37,6 +37,7 @@
 //!   close ours without a close_notify, as a plain socket closes: a server reads the records
 //!   we sent up to the end, then the end, and applies the commands in them in order before.
 
+use super::client::Tls;
 use super::failure::WireFailure;
 use redis::{ConnectionAddr, RedisConnectionInfo};
 use rustls::pki_types::ServerName;
@@ -64,30 +65,34 @@ enum Address {
 }
 
 impl Reach {
-    /// The server as a wire reaches it, if it can: TCP (with TLS when `tls` is given, as it is
-    /// for a `rediss://` server) or a Unix socket, spoken in RESP2. RESP3 connections stay with
-    /// the redis crate's own (a thread each in a round).
-    pub(crate) fn of(
-        info: &redis::ConnectionInfo,
-        tls: Option<Arc<rustls::ClientConfig>>,
-    ) -> Option<Reach> {
+    /// The single server `info` names as a wire reaches it, if it can: TCP, TLS (`rediss://`,
+    /// configured from `tls` by tls.rs) or a Unix socket, spoken in RESP2. RESP3 connections stay
+    /// with the redis crate's own (a thread each in a round). An error says why the TLS files
+    /// cannot serve.
+    pub(crate) fn of(info: &redis::ConnectionInfo, tls: &Tls) -> Result<Option<Reach>, String> {
         let settings = info.redis_settings();
         if settings.protocol() != redis::ProtocolVersion::RESP2 {
-            return None;
+            return Ok(None);
         }
-        let (address, tls) = match (info.addr(), tls) {
-            (ConnectionAddr::Tcp(host, port), _) => (Address::Tcp(host.clone(), *port), None),
-            (ConnectionAddr::TcpTls { host, port, .. }, Some(tls)) => {
-                (Address::Tcp(host.clone(), *port), Some(tls))
-            }
-            (ConnectionAddr::Unix(path), _) => (Address::Unix(path.clone()), None),
-            _ => return None,
+        let (address, tls) = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => (Address::Tcp(host.clone(), *port), None),
+            ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure,
+                ..
+            } => (
+                Address::Tcp(host.clone(), *port),
+                Some(super::tls::config(tls, *insecure)?),
+            ),
+            ConnectionAddr::Unix(path) => (Address::Unix(path.clone()), None),
+            _ => return Ok(None),
         };
-        Some(Reach {
+        Ok(Some(Reach {
             address,
             tls,
             settings: settings.clone(),
-        })
+        }))
     }
 
     /// The database, user and password a new connection sets up.
