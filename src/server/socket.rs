@@ -7,11 +7,11 @@
 //! machine (`rustls::ClientConnection`), configured once per server (tls.rs), which the wire
 //! drives as it drives a plain socket, so that a round over TLS servers is exactly a plain
 //! round. What it changes, and what it does not:
-//! - **The handshake** runs inside the same flow: the ClientHello goes out once TCP connects,
-//!   and the wire's first bytes (the set-up and the first request) are handed to the TLS layer
-//!   at once, which holds them until the handshake lets it send data and then sends them with
-//!   the client's last handshake flight (TLS 1.3: right behind its Finished, in one write), as
-//!   the blocking connection does (blocking.rs). A handshake that fails is the connection
+//! - **The handshake** runs inside the same flow: once TCP connects, the ClientHello goes out
+//!   and the wire's first bytes (the set-up and the first request) are handed to the TLS layer,
+//!   which holds them until the handshake lets it send data and then sends them with the
+//!   client's last handshake flight (TLS 1.3: right behind its Finished, in one write), as the
+//!   blocking connection does (blocking.rs). A handshake that fails is the connection
 //!   failing, in rustls's words (`invalid peer certificate: UnknownIssuer`, `received fatal
 //!   alert: CertificateRequired`…), which are the words the blocking connection's error
 //!   carries, so diagnosis.rs tells the same misconfiguration from them.
