@@ -18,11 +18,11 @@
 //! - **What is still to be written** (`wants_write`) is the TLS layer's records, not our
 //!   bytes: poll(2) waits for POLLOUT while it has some. Bytes held for a handshake still
 //!   waiting on the server are not "to be written": like a reply, they wait on the server, so
-//!   a stopped TLS server keeps a round (and our exit) waiting no more than a stopped plain
-//!   one does. Were we to go before such a server answers its handshake, it never gets what we
-//!   held for it: a request lost on the way, which Redlock tolerates (a grant never counted, a
-//!   release or extension that leaves our token on that minority until its ttl: see
-//!   lock/nodes/mod.rs).
+//!   a stopped TLS server keeps a round waiting no more than a stopped plain one does, and our
+//!   exit only briefly (see "The end"). Were we to go before such a server answers its
+//!   handshake, it never gets what we held for it: a request lost on the way, which Redlock
+//!   tolerates (a grant never counted, a release or extension that leaves our token on that
+//!   minority until its ttl: see lock/nodes/mod.rs).
 //! - **Reading**: poll(2) wakes for bytes on the socket, not for plaintext the TLS layer has
 //!   already decrypted, so every read takes everything the socket has (`read_tls` until it
 //!   would block), decrypts every whole record in (`process_new_packets`), and drains all the
@@ -34,8 +34,15 @@
 //!   bookkeeping of late replies (and lock/nodes/mod.rs's argument) relies on.
 //! - **The end**: a server's close_notify, or its TCP end without one (a Redis server that
 //!   drops a client), is the server closing the connection, as a plain socket's end is. We
-//!   close ours without a close_notify, as a plain socket closes: a server reads the records
-//!   we sent up to the end, then the end, and applies the commands in them in order before.
+//!   close ours without a close_notify, as a plain socket closes. But closing is riskier: the
+//!   moment a TLS 1.3 server has read our last handshake message, before it reads the request
+//!   that came with it, it sends us its session tickets; arriving at a socket we closed, they
+//!   are answered with a reset, and a reset makes the server's system discard what the server
+//!   had not read yet: our request. So before we go, a TLS connection that no reply has come
+//!   back on yet is waited for (the wire's `unconfirmed`, lock/nodes/behind.rs's `finish`):
+//!   for that reply if its server answered the handshake, briefly if not. A server resumed
+//!   after we went reads our records one at a time and answers each, so a reset can cut what
+//!   follows the first off there too: a liveness cost only.
 
 use super::client::Tls;
 use super::failure::WireFailure;
@@ -154,6 +161,16 @@ impl Socket {
     /// Whether a TCP connect is still under way.
     pub(super) fn connecting(&self) -> bool {
         self.connecting.is_some()
+    }
+
+    /// Whether a TLS handshake is under way.
+    pub(super) fn handshaking(&self) -> bool {
+        self.tls.as_ref().is_some_and(|tls| tls.is_handshaking())
+    }
+
+    /// Whether it speaks TLS.
+    pub(super) fn tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// Whether the TLS layer has records to write (its handshake's, or our data's).

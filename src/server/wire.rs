@@ -24,6 +24,7 @@
 use super::failure::{WireAnswer, WireFailure};
 use super::resp::frame_length;
 use super::socket::{Reach, Socket};
+use crate::clock::BootInstant;
 use redis::Value;
 use rustix::event::{PollFd, PollFlags};
 use std::collections::VecDeque;
@@ -73,6 +74,11 @@ pub(crate) struct Wire {
     subscriber: bool,
     /// A SUBSCRIBE was sent and no UNSUBSCRIBE since: the next request must leave first.
     subscribed: bool,
+    /// When it started connecting.
+    opened: BootInstant,
+    /// How long after `opened` the first reply came: the server had read what we sent (past
+    /// its handshake, over TLS).
+    first_reply: Option<Duration>,
 }
 
 impl Wire {
@@ -87,6 +93,8 @@ impl Wire {
             scripts: Vec::new(),
             subscriber: false,
             subscribed: false,
+            opened: BootInstant::now(),
+            first_reply: None,
         };
         for command in super::setup::commands(reach.settings()) {
             wire.send(&command, 0, 1, Sink::Setup);
@@ -170,6 +178,22 @@ impl Wire {
         self.socket.connecting() || !self.out.is_empty() || self.socket.wants_write()
     }
 
+    /// Whether closing it now may lose what we sent: a TLS connection on which a request is
+    /// owed a reply and none has come yet (socket.rs, "The end"); if so, whether its server has
+    /// yet to answer the handshake (since when it has been connecting), or has not answered
+    /// our request yet (`None`: the server is there, and may not have read it).
+    pub(crate) fn unconfirmed(&self) -> Option<Option<BootInstant>> {
+        let unconfirmed =
+            self.failed.is_none() && self.socket.tls() && self.first_reply.is_none() && self.owes();
+        let handshaking = self.socket.connecting() || self.socket.handshaking();
+        unconfirmed.then_some(handshaking.then_some(self.opened))
+    }
+
+    /// How long after it started connecting its first reply came, if one has.
+    pub(crate) fn first_reply(&self) -> Option<Duration> {
+        self.first_reply
+    }
+
     pub(crate) fn failure(&self) -> Option<&WireFailure> {
         self.failed.as_ref()
     }
@@ -251,6 +275,9 @@ impl Wire {
                 owed.got.push(value);
             }
             owed.count -= 1;
+            if self.first_reply.is_none() {
+                self.first_reply = Some(BootInstant::now().since(self.opened));
+            }
             if owed.count == 0 {
                 let owed = self.owed.pop_front().expect("front exists");
                 if let Some(messages) = owed.messages {

@@ -45,13 +45,15 @@
 //!   still wait for every server: a repair needs a majority of *all* servers, which a later
 //!   answer can complete, so "certain" needs its own rule there.
 //! - **Before we go**, the poll loop sends every clean-up still due and writes everything we
-//!   owe, but does not wait for replies (behind.rs's `finish`): a server applies a connection's
-//!   commands in order and before it reads the end of the connection, so what we wrote reaches
-//!   a stopped server when it runs again. What is lost anyway (a reset by something in between,
-//!   or what a TLS connection held for a handshake the server had not answered yet: it goes
-//!   with us) leaves our token on a minority until the ttl, as a server that stays away longer
-//!   than the wait did before: a liveness cost, never an exclusion one.
-//! - **TLS** changes none of this: a TLS wire is a plain wire with rustls's state machine
+//!   owe, but does not wait for replies (behind.rs's `finish`; over TLS, a connection no reply
+//!   has come back on yet is given a little time: server/socket.rs): a server applies a
+//!   connection's commands in order and before it reads the end of the connection, so what we
+//!   wrote reaches a stopped server when it runs again. What is lost anyway (a reset by
+//!   something in between; over TLS, what a connection held for a handshake its server had not
+//!   answered yet, or what a resumed server had not read when its answer to the first record
+//!   met our closed socket) leaves our token on a minority until the ttl, as a server that
+//!   stays away longer than the wait did before: a liveness cost, never an exclusion one.
+//! - **TLS** changes none of the rest: a TLS wire is a plain wire with rustls's state machine
 //!   between its queue and its socket (server/socket.rs), so its server still applies our
 //!   requests in the order we queued them, on one connection, and a late reply is still read
 //!   and dropped behind the request, in order, before any reply that follows it.
