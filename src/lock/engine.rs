@@ -177,8 +177,8 @@ impl Redlock {
     }
 
     /// Whether a waiter listens for its wake-ups on the connections its attempts use, from the
-    /// waiting thread (every server plain): a signal must then reach the wait as a polled fd
-    /// (`Waiting::interrupt`), not on the wake channel.
+    /// waiting thread (a wire reaches every server): a signal must then reach the wait as a
+    /// polled fd (`Waiting::interrupt`), not on the wake channel.
     pub(crate) fn listens_on_its_connections(&self) -> bool {
         self.nodes.listens()
     }

@@ -1,6 +1,8 @@
-//! A blocking connection, the redis crate's: what a thread of a round waits on for a TLS
-//! server, a Sentinel group's master and its sentinels, and a cluster's nodes. It is opened and
-//! used the way a wire is (wire.rs), so that each costs what a wire costs in round trips:
+//! A blocking connection, the redis crate's: what a thread of a round waits on for a Sentinel
+//! group's master and its sentinels, a cluster's nodes and a RESP3 server (and for a single
+//! server in a round beside those), and what `doctor` and the other one-off connections use
+//! (`Server::connect_near`). It is opened and used the way a wire is (wire.rs), so that each
+//! costs what a wire costs in round trips:
 //! - its set-up (AUTH, SELECT, and a Sentinel group's master's ROLE: setup.rs) goes out in the
 //!   same write as its first request, not a round trip ahead of it as the crate would send it;
 //! - a script's first run on it carries the script's source (`EVAL`, scripts.rs), so a server

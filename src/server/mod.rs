@@ -6,13 +6,14 @@
 //! (accepted forms, refused query parameters, redaction) is in `url`, the redis client's TLS and
 //! credential settings in `client`, Sentinel groups in `sentinel`, Redis Clusters in `cluster`,
 //! the connection a round uses, whichever the kind, in `session` (a cluster's nodes as one, in
-//! `route`). A plain server's connection can also be a `wire` that never blocks, for the
-//! one-thread rounds, over its `socket`: where one reply ends is `resp`'s, the record of a
-//! round's replies its closure runs over again `replay`'s (a failure kept as data, `failure`).
-//! The others' are `blocking`, the redis crate's, opened and used as a wire is: what a new
-//! connection says first (`setup`) rides with its first request, and a script's source with
-//! its first use on a connection (`scripts`). How a server was named (its address, a group's
-//! sentinels) is `named`'s.
+//! `route`). A single server's connection (TCP, TLS or a Unix socket) can also be a `wire` that
+//! never blocks, for the one-thread rounds, over its `socket` (TLS configured by `tls`): where
+//! one reply ends is `resp`'s, the record of a round's replies its closure runs over again
+//! `replay`'s (a failure kept as data, `failure`). The others (a group's master, a cluster's
+//! nodes, a single server outside the rounds) are `blocking`, the redis crate's, used as a wire
+//! is: what a new connection says first (`setup`) rides with its first request, and a script's
+//! source with its first use on a connection (`scripts`). How a server was named (its address,
+//! a group's sentinels) is `named`'s.
 
 mod blocking;
 mod client;
@@ -28,6 +29,7 @@ mod sentinel;
 mod session;
 mod setup;
 mod socket;
+mod tls;
 mod url;
 mod wire;
 
@@ -45,7 +47,7 @@ pub(crate) use replay::{Replay, Request, Step};
 pub(crate) use sentinel::SentinelCredentials;
 use sentinel::{Group, Master};
 pub(crate) use session::Session;
-pub(crate) use socket::Plain;
+pub(crate) use socket::Reach;
 use std::sync::Arc;
 use std::time::Duration;
 pub(crate) use url::rejoin_host_lists;
@@ -67,9 +69,9 @@ pub(crate) struct Server {
 /// Where connections go.
 #[derive(Clone)]
 enum Endpoint {
-    /// One fixed server. Its dialer is made once here, so that certificates are read and
-    /// checked before anything is sent.
-    Direct(Box<Dialer>),
+    /// One fixed server. Its dialer, and how a wire reaches it when one can, are made once
+    /// here, so that certificates are read and checked before anything is sent.
+    Direct(Box<Dialer>, Option<Reach>),
     /// The master the group's sentinels name (the one this run keeps: sentinel/group.rs).
     Sentinel(Arc<Group>),
     /// Whichever master serves the slot of the key a request is for.
@@ -125,11 +127,13 @@ impl Server {
         let identity = identity(&info, settings.db());
         let info = info.set_redis_settings(settings);
         let dialer = Dialer::new(&info, tls).map_err(|e| unusable_tls_files(&display, &e))?;
+        let reach = Reach::of(&info, tls)
+            .map_err(|why| unusable_tls_files(&display, &std::io::Error::other(why).into()))?;
         Ok(Server {
             display,
             identity,
             info,
-            endpoint: Endpoint::Direct(Box::new(dialer)),
+            endpoint: Endpoint::Direct(Box::new(dialer), reach),
         })
     }
 
@@ -152,7 +156,7 @@ impl Server {
     /// says which (`Session`).
     pub(crate) fn session(&self, deadline: BootInstant, timeout: Duration) -> RedisResult<Session> {
         match &self.endpoint {
-            Endpoint::Direct(dialer) => dialer.open(deadline, false).map(Session::direct),
+            Endpoint::Direct(dialer, _) => dialer.open(deadline, false).map(Session::direct),
             Endpoint::Sentinel(group) => {
                 let asking = deadline.min(BootInstant::now().add(timeout));
                 Master::open(group.clone(), (asking, deadline)).map(Session::master)
@@ -168,7 +172,7 @@ impl Server {
     pub(crate) fn connect_near(&self, key: &str, timeout: Duration) -> RedisResult<Connection> {
         let deadline = BootInstant::now().add(timeout);
         match &self.endpoint {
-            Endpoint::Direct(dialer) => dialer.open(deadline, false)?.into_connection(deadline),
+            Endpoint::Direct(dialer, _) => dialer.open(deadline, false)?.into_connection(deadline),
             Endpoint::Sentinel(group) => {
                 Master::open(group.clone(), (deadline, deadline))?.into_connection()
             }
@@ -225,11 +229,12 @@ impl Server {
         }
     }
 
-    /// How one poll loop reaches this server (wire.rs), if it can: a plain server over TCP or a
-    /// Unix socket. Sentinel groups, clusters and TLS connect through the redis crate.
-    pub(crate) fn plain(&self) -> Option<Plain> {
+    /// How one poll loop reaches this server (wire.rs), if it can: a single server over TCP,
+    /// TLS or a Unix socket, in RESP2. Sentinel groups, clusters and RESP3 connect through the
+    /// redis crate.
+    pub(crate) fn reach(&self) -> Option<Reach> {
         match &self.endpoint {
-            Endpoint::Direct(_) => Plain::of(&self.info),
+            Endpoint::Direct(_, reach) => reach.clone(),
             _ => None,
         }
     }

@@ -11,7 +11,7 @@ impl Server {
     /// says.
     pub(crate) fn address(&self) -> Option<&ConnectionAddr> {
         match &self.endpoint {
-            Endpoint::Direct(_) => Some(self.info.addr()),
+            Endpoint::Direct(..) => Some(self.info.addr()),
             _ => None,
         }
     }

@@ -1,7 +1,8 @@
-//! A plain server's connection (TCP or a Unix socket, RESP2, no TLS) that never blocks, so
-//! that one thread can carry a round's requests to every server at once and wait on all their
-//! sockets in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes is the
-//! socket's (socket.rs); this file owns what the bytes mean.
+//! A server's connection (TCP, TLS or a Unix socket, RESP2) that never blocks, so that one
+//! thread can carry a round's requests to every server at once and wait on all their sockets
+//! in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes, TLS included, is
+//! the socket's (socket.rs, which says what TLS changes); this file owns what the bytes mean,
+//! the same over TLS as without.
 //!
 //! A wire is a byte queue each way. Requests are appended to `out` and written as far as the
 //! socket takes them; every request says how many replies it is owed and who gets them, and
@@ -22,7 +23,8 @@
 
 use super::failure::{WireAnswer, WireFailure};
 use super::resp::frame_length;
-use super::socket::{Plain, Socket};
+use super::socket::{Reach, Socket};
+use crate::clock::BootInstant;
 use redis::Value;
 use rustix::event::{PollFd, PollFlags};
 use std::collections::VecDeque;
@@ -72,13 +74,18 @@ pub(crate) struct Wire {
     subscriber: bool,
     /// A SUBSCRIBE was sent and no UNSUBSCRIBE since: the next request must leave first.
     subscribed: bool,
+    /// When it started connecting.
+    opened: BootInstant,
+    /// How long after `opened` the first reply came: the server had read what we sent (past
+    /// its handshake, over TLS).
+    first_reply: Option<Duration>,
 }
 
 impl Wire {
-    /// Starts connecting to `plain` (a Unix socket connects at once) and queues the set-up.
-    pub(crate) fn open(plain: &Plain) -> Result<Wire, WireFailure> {
+    /// Starts connecting to `reach` (a Unix socket connects at once) and queues the set-up.
+    pub(crate) fn open(reach: &Reach) -> Result<Wire, WireFailure> {
         let mut wire = Wire {
-            socket: Socket::open(plain)?,
+            socket: Socket::open(reach)?,
             out: Vec::new(),
             input: Vec::new(),
             owed: VecDeque::new(),
@@ -86,8 +93,10 @@ impl Wire {
             scripts: Vec::new(),
             subscriber: false,
             subscribed: false,
+            opened: BootInstant::now(),
+            first_reply: None,
         };
-        for command in super::setup::commands(plain.settings()) {
+        for command in super::setup::commands(reach.settings()) {
             wire.send(&command, 0, 1, Sink::Setup);
         }
         Ok(wire)
@@ -158,9 +167,31 @@ impl Wire {
         }
     }
 
-    /// Whether a request is still waiting to be written (or the connection to be made).
+    /// Whether a request is still waiting to be written (or the connection to be made): bytes
+    /// the socket would take if we waited for it, not those a TLS handshake holds until the
+    /// server answers it (socket.rs), which wait on the server as a reply does.
     pub(crate) fn sending(&self) -> bool {
-        self.failed.is_none() && (self.socket.connecting() || !self.out.is_empty())
+        self.failed.is_none() && self.writing()
+    }
+
+    fn writing(&self) -> bool {
+        self.socket.connecting() || !self.out.is_empty() || self.socket.wants_write()
+    }
+
+    /// Whether closing it now may lose what we sent: a TLS connection on which a request is
+    /// owed a reply and none has come yet (socket.rs, "The end"); if so, whether its server has
+    /// yet to answer the handshake (since when it has been connecting), or has not answered
+    /// our request yet (`None`: the server is there, and may not have read it).
+    pub(crate) fn unconfirmed(&self) -> Option<Option<BootInstant>> {
+        let unconfirmed =
+            self.failed.is_none() && self.socket.tls() && self.first_reply.is_none() && self.owes();
+        let handshaking = self.socket.connecting() || self.socket.handshaking();
+        unconfirmed.then_some(handshaking.then_some(self.opened))
+    }
+
+    /// How long after it started connecting its first reply came, if one has.
+    pub(crate) fn first_reply(&self) -> Option<Duration> {
+        self.first_reply
     }
 
     pub(crate) fn failure(&self) -> Option<&WireFailure> {
@@ -171,7 +202,7 @@ impl Wire {
     pub(crate) fn interest(&self) -> PollFlags {
         if self.failed.is_some() {
             PollFlags::empty()
-        } else if self.socket.connecting() || !self.out.is_empty() {
+        } else if self.writing() {
             PollFlags::OUT | PollFlags::IN
         } else {
             PollFlags::IN
@@ -244,6 +275,9 @@ impl Wire {
                 owed.got.push(value);
             }
             owed.count -= 1;
+            if self.first_reply.is_none() {
+                self.first_reply = Some(BootInstant::now().since(self.opened));
+            }
             if owed.count == 0 {
                 let owed = self.owed.pop_front().expect("front exists");
                 if let Some(messages) = owed.messages {

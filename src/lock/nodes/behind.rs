@@ -16,7 +16,7 @@
 use super::poll::{Feed, Loop, Next, Task, Unfinished};
 use super::round::{Cleanup, Op};
 use crate::clock::BootInstant;
-use crate::server::{Replay, Session, Sink, Step};
+use crate::server::{Replay, Session, Sink, Step, Wire};
 use std::time::Duration;
 
 impl Loop {
@@ -220,6 +220,20 @@ impl Loop {
     /// nothing it carries. Replies still owed are not waited for: a server that has not
     /// answered by now may be stopped, and waiting for it would cost every one-shot command
     /// the whole `--timeout` (the module comment of nodes/ says why that is safe).
+    ///
+    /// But a TLS connection on which no reply has come yet may lose what we sent if we close
+    /// it now (server/socket.rs, "The end"): its handshake may still wait on the server, or the
+    /// server not have read past it. One whose server answered the handshake is there: its
+    /// first reply is waited for (within `timeout`), so that what it was sent is read before
+    /// we close. One whose server has not answered the handshake yet may be stopped, and
+    /// waiting for it to the end would cost every one-shot command the whole `--timeout`; not
+    /// waiting at all would lose, on a server merely slower than the others, what every
+    /// one-shot sends it (a release's delete: its copy of the lock would stay until its ttl).
+    /// So it is given, from when it started connecting, twice as long as the slowest server
+    /// that did answer took to answer its first request, and a tenth of `timeout` at least
+    /// (a busy machine's scheduling, not the network, is then what makes one server later than
+    /// the others): a server that has not answered by then is stopped or far away. With no
+    /// answer anywhere, none is waited for.
     pub(super) fn finish(&mut self, timeout: Duration) {
         self.pump();
         let late: Vec<(u64, usize)> = self
@@ -234,14 +248,37 @@ impl Loop {
             self.deliver(id, Feed::Expired);
         }
         let by = BootInstant::now().add(timeout);
+        let answered_within = self
+            .wires
+            .iter()
+            .flatten()
+            .filter_map(|open| open.wire.first_reply())
+            .max();
+        // Until when an unconfirmed TLS connection opened at `since` is waited for.
+        let patience = |since: BootInstant| {
+            answered_within.map(|answered| since.add((answered * 2).max(timeout / 10)).min(by))
+        };
         loop {
             self.pump();
-            let sending = self.wires.iter().flatten().any(|open| open.wire.sending())
-                || self.retired.iter().any(|(wire, _)| wire.sending());
-            if !sending || by.has_passed() {
+            let wires = || self.wires.iter().flatten().map(|open| &open.wire);
+            let sending =
+                wires().any(Wire::sending) || self.retired.iter().any(|(wire, _)| wire.sending());
+            let unconfirmed = wires()
+                .filter_map(Wire::unconfirmed)
+                .filter_map(|handshaking| match handshaking {
+                    Some(since) => patience(since),
+                    None => Some(by),
+                })
+                .filter(|until| !until.has_passed())
+                .reduce(BootInstant::min);
+            if by.has_passed() || (!sending && unconfirmed.is_none()) {
                 return;
             }
-            self.wait(by);
+            // Bytes to write wake us as the socket takes them, a reply as it comes.
+            self.wait(match unconfirmed {
+                Some(until) if !sending => until,
+                _ => by,
+            });
         }
     }
 }

@@ -6,13 +6,14 @@
 //! answers: an acquire as soon as a quorum granted one key (validity counted to that moment) or
 //! no key can reach one (`round_until`); a release once a quorum deleted, an extension, a
 //! hold's give-back (keep.rs), a waiter's leave and a fence's write-back once a quorum did it
-//! (`round_decided`, `round_on_decided`; a refusal waits
-//! for every server, so that what a failure reports matches what it did). Every server is still sent its request before the round returns; what
-//! the ones not waited for answer is never counted. So a stopped minority, which is what Redlock
-//! has N servers to tolerate, costs an operation nothing, where waiting for it cost every
-//! acquire, release and hand-over the whole `--timeout`. (With -v every answer is shown, so the
-//! round waits for all; a status, a history and the latch's rounds read every server's copy and
-//! wait for all too.)
+//! (`round_decided`, `round_on_decided`; a refusal waits for every server, so that what a
+//! failure reports matches what it did). Every server is still sent its request before the
+//! round returns (over TLS, to a server yet to answer the handshake, it is queued behind it:
+//! server/socket.rs); what the ones not waited for answer is never counted. So a stopped
+//! minority, which is what Redlock has N servers to tolerate, costs an operation nothing, where
+//! waiting for it cost every acquire, release and hand-over the whole `--timeout`. (With -v every
+//! answer is shown, so the round waits for all; a status, a history and the latch's rounds read
+//! every server's copy and wait for all too.)
 //!
 //! Why deciding early is safe. A late answer can only add to what the round concluded, and what
 //! it may leave is cleaned up as a failed attempt's is:
@@ -44,24 +45,32 @@
 //!   still wait for every server: a repair needs a majority of *all* servers, which a later
 //!   answer can complete, so "certain" needs its own rule there.
 //! - **Before we go**, the poll loop sends every clean-up still due and writes everything we
-//!   owe, but does not wait for replies (behind.rs's `finish`): a server applies a connection's
-//!   commands in order and before it reads the end of the connection, so what we wrote reaches
-//!   a stopped server when it runs again. What is lost anyway (a reset by something in between)
-//!   leaves our token on a minority until the ttl, as a server that stays away longer than the
-//!   wait did before: a liveness cost, never an exclusion one.
+//!   owe, but does not wait for replies (behind.rs's `finish`; over TLS, a connection no reply
+//!   has come back on yet is given a little time: server/socket.rs): a server applies a
+//!   connection's commands in order and before it reads the end of the connection, so what we
+//!   wrote reaches a stopped server when it runs again. What is lost anyway (a reset by
+//!   something in between; over TLS, what a connection held for a handshake its server had not
+//!   answered yet, or what a resumed server had not read when its answer to the first record
+//!   met our closed socket) leaves our token on a minority until the ttl, as a server that
+//!   stays away longer than the wait did before: a liveness cost, never an exclusion one.
+//! - **TLS** changes none of the rest: a TLS wire is a plain wire with rustls's state machine
+//!   between its queue and its socket (server/socket.rs), so its server still applies our
+//!   requests in the order we queued them, on one connection, and a late reply is still read
+//!   and dropped behind the request, in order, before any reply that follows it.
 //!
-//! Two ways to run a round, with the same properties: when every server is plain (TCP or a Unix
-//! socket), one thread and one poll(2) over all their sockets (poll.rs); otherwise (a Sentinel
-//! group, a cluster, TLS) a thread per server, each with the redis crate's blocking connection
-//! (threads.rs). A round's requests are the same closures either way (server/replay.rs). Only
-//! the acquire is decided early on the threads; their other rounds, and a one-shot's exit (which
-//! joins the workers of late servers), still wait for every server: making the poll loop the
-//! only way (TLS through rustls's own state machine, Sentinel and Cluster over the same wires)
-//! is the work left to do.
+//! Two ways to run a round, with the same properties: when a wire reaches every server (a single
+//! server over TCP, TLS or a Unix socket, in RESP2: `Server::reach`), one thread and one poll(2)
+//! over all their sockets (poll.rs); otherwise (a Sentinel group, a cluster, a server asked for
+//! RESP3 with `?protocol=3`, or a set mixing one of those with others) a thread per server, each
+//! with the redis crate's blocking connection (threads.rs). A round's requests are the same
+//! closures either way (server/replay.rs). Only the acquire is decided early on the threads;
+//! their other rounds, and a one-shot's exit (which joins the workers of late servers), still
+//! wait for every server: making the poll loop the only way (Sentinel and Cluster over the same
+//! wires) is the work left to do.
 //! - round.rs: a round's vocabulary: the request, a server's reply, a node's error, a clean-up.
 //! - threads.rs: the thread-per-server rounds; ask.rs: one server's request on its thread;
-//!   connection.rs: its connection, open between rounds; late.rs: a round decided before every server
-//!   answered, and the workers left waiting for the others.
+//!   connection.rs: its connection, open between rounds; late.rs: a round decided before every
+//!   server answered, and the workers left waiting for the others.
 //! - poll.rs: the one-thread rounds; behind.rs: the late replies they stopped waiting for;
 //!   listen.rs: a waiter listening on their connections between rounds.
 
@@ -87,15 +96,15 @@ use std::os::fd::BorrowedFd;
 use std::time::Duration;
 use threads::Threads;
 
-/// The servers, and our connections to them: on one thread with poll(2) when every server is
-/// plain, otherwise a thread per server (threads.rs), whose connections are kept between rounds
-/// (waits, renewals) and replaced after any error (see `OpenConnection`).
+/// The servers, and our connections to them: on one thread with poll(2) when a wire reaches
+/// every server, otherwise a thread per server (threads.rs), whose connections are kept between
+/// rounds (waits, renewals) and replaced after any error (see `OpenConnection`).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
     timeout: Duration,
     /// The thread-per-server rounds' connections and workers: empty when `poll` runs the rounds.
     threads: Threads,
-    /// The poll loop's wires, when every server is plain.
+    /// The poll loop's wires, when a wire reaches every server.
     poll: Option<Loop>,
 }
 
@@ -279,8 +288,8 @@ impl Nodes {
         (replies, Pending::Poll(late, op))
     }
 
-    /// Whether a waiter can listen on the rounds' own connections (`listen`): every server is
-    /// plain. Otherwise it subscribes on connections of its own (queue::Subscriptions).
+    /// Whether a waiter can listen on the rounds' own connections (`listen`): a wire reaches
+    /// every server. Otherwise it subscribes on connections of its own (queue::Subscriptions).
     pub(crate) fn listens(&self) -> bool {
         self.poll.is_some()
     }

@@ -18,14 +18,14 @@ use super::round::{classify, Reply};
 use crate::clock::BootInstant;
 use crate::server::{payload, wait_any};
 use crate::server::{
-    Plain, Replay, Request, Server, Session, Sink, Step, Wire, WireAnswer, WireFailure,
+    Reach, Replay, Request, Server, Session, Sink, Step, Wire, WireAnswer, WireFailure,
 };
 use redis::RedisResult;
 use std::time::Duration;
 
-/// The wires of a round's servers, when every server is plain (`Server::plain`).
+/// The wires of a round's servers, when a wire reaches every server (`Server::reach`).
 pub(super) struct Loop {
-    plain: Vec<Plain>,
+    reach: Vec<Reach>,
     pub(super) wires: Vec<Option<OpenWire>>,
     /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
     /// deadline.
@@ -114,13 +114,13 @@ pub(super) struct Task {
 
 impl Loop {
     pub(super) fn new(servers: &[Server]) -> Option<Loop> {
-        let plain = servers
+        let reach = servers
             .iter()
-            .map(Server::plain)
+            .map(Server::reach)
             .collect::<Option<Vec<_>>>()?;
         Some(Loop {
-            wires: plain.iter().map(|_| None).collect(),
-            plain,
+            wires: reach.iter().map(|_| None).collect(),
+            reach,
             retired: Vec::new(),
             tasks: Vec::new(),
             next_id: 0,
@@ -244,7 +244,7 @@ impl Loop {
             self.wires[index] = None;
         }
         if self.wires[index].is_none() {
-            match Wire::open(&self.plain[index]) {
+            match Wire::open(&self.reach[index]) {
                 Ok(wire) => {
                     self.wires[index] = Some(OpenWire {
                         wire,

@@ -1,4 +1,4 @@
-//! The rounds with a thread per server (a Sentinel group, a cluster, TLS): each server's
+//! The rounds with a thread per server (a Sentinel group, a cluster, RESP3): each server's
 //! connection, kept between rounds, and the workers of rounds decided early (late.rs), which
 //! hand their connection back once the late reply and its clean-up were read from it.
 

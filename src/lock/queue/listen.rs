@@ -1,6 +1,6 @@
 //! Step 2 of the queue protocol (see `super`) where a waiter cannot listen on its rounds' own
-//! connections (a server that is not plain: a Sentinel group, a cluster, TLS): its listeners,
-//! one subscriber connection per server, on one thread for the plain servers (polled.rs) and a
+//! connections (a server no wire reaches: a Sentinel group, a cluster, RESP3): its listeners,
+//! one subscriber connection per server, on one thread for those a wire reaches (polled.rs) and a
 //! thread each for the others, turning every `go` on the waiter's own wake-up channel (a
 //! release handing the lock to it) into a `Wake::Released`, and stopping at once on `done` (the
 //! waiter won or gave up and left the queue). A latch's waiters listen the same way to what
@@ -11,7 +11,7 @@
 //! still retries on its own schedule, and mutual exclusion never depends on a message.
 
 use super::polled;
-use crate::server::{Plain, Server};
+use crate::server::{Reach, Server};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
@@ -58,13 +58,14 @@ impl Subscriptions {
     {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = mpsc::channel();
-        // Plain servers share one thread and one poll (polled.rs); the others, a thread each.
-        let plain: Vec<(usize, Plain)> = servers
+        // The servers a wire reaches share one thread and one poll (polled.rs); the others, a
+        // thread each.
+        let reached: Vec<(usize, Reach)> = servers
             .iter()
             .enumerate()
-            .filter_map(|(index, server)| Some((index, server.plain()?)))
+            .filter_map(|(index, server)| Some((index, server.reach()?)))
             .collect();
-        if !plain.is_empty() {
+        if !reached.is_empty() {
             let (channel, notify, message) = (channel.to_string(), notify.clone(), message.clone());
             let (stop, ready_tx) = (Arc::clone(&stop), ready_tx.clone());
             // No thread, no notifications from these servers: the retry schedule still runs.
@@ -73,7 +74,7 @@ impl Subscriptions {
                 .spawn(move || {
                     let forward = |index: usize, payload: &[u8]| message(index, payload);
                     polled::listen(
-                        plain,
+                        reached,
                         &channel,
                         (timeout, IDLE_CHECK),
                         (&notify, forward),
@@ -83,7 +84,7 @@ impl Subscriptions {
                 });
         }
         for (index, server) in servers.iter().enumerate() {
-            if server.plain().is_some() {
+            if server.reach().is_some() {
                 continue;
             }
             let server = server.clone();

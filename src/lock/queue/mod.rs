@@ -17,8 +17,8 @@
 //!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
 //!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
 //! 2. **Listen.** A waiter subscribes on every server to its own channel, `keys::wake_prefix`
-//!    followed by its entry. When every server is plain, on the connection its attempts use,
-//!    behind every attempt in the same burst (`Nodes::listen`): the server reads the SUBSCRIBE
+//!    followed by its entry. When a wire reaches every server, on the connection its attempts
+//!    use, behind every attempt in the same burst (`Nodes::listen`): the server reads the SUBSCRIBE
 //!    right after the script that queued it, so no release falls in between, the waiter listens
 //!    during every pause, whichever attempt came before it, and needs no connection or thread
 //!    more. Otherwise, once its first attempt failed, on connections of its own (listen.rs).

@@ -1,22 +1,22 @@
-//! A waiter's subscriptions to its plain servers (TCP or a Unix socket) on one thread: one wire
-//! per server (server/wire.rs), subscribed at once, and one poll(2) over all of them, instead of
-//! a thread and a blocking connection per server (listen.rs, which serves the other kinds). What
-//! each server's subscription does is listen.rs's, unchanged: report once subscribed, forward
-//! each message, stop at `done` (the waiter won or gave up) or when the waiter drops its
-//! `Subscriptions`.
+//! A waiter's subscriptions to the servers a wire reaches (TCP, TLS or a Unix socket) on one
+//! thread: one wire per server (server/wire.rs), subscribed at once, and one poll(2) over all of
+//! them, instead of a thread and a blocking connection per server (listen.rs, which serves the
+//! other kinds). What each server's subscription does is listen.rs's, unchanged: report once
+//! subscribed, forward each message, stop at `done` (the waiter won or gave up) or when the
+//! waiter drops its `Subscriptions`.
 
 use crate::clock::BootInstant;
-use crate::server::{payload, wait_any, Plain, Sink, Wire};
+use crate::server::{payload, wait_any, Reach, Sink, Wire};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-/// Subscribes to `channel` on every server of `plain` (its index in the waiter's servers, and
+/// Subscribes to `channel` on every server of `reached` (its index in the waiter's servers, and
 /// how to reach it), reports on `ready` once each has confirmed or failed, or after `timeout`,
 /// then sends `forward(server, payload)` on `notify` for each message until `stop`, which it
 /// checks every `idle` at least.
 pub(super) fn listen<W>(
-    plain: Vec<(usize, Plain)>,
+    reached: Vec<(usize, Reach)>,
     channel: &str,
     (timeout, idle): (Duration, Duration),
     (notify, forward): (&Sender<W>, impl Fn(usize, &[u8]) -> Option<W>),
@@ -25,10 +25,10 @@ pub(super) fn listen<W>(
 ) {
     let deadline = BootInstant::now().add(timeout);
     // (server index, wire, subscribed)
-    let mut wires: Vec<(usize, Wire, bool)> = plain
+    let mut wires: Vec<(usize, Wire, bool)> = reached
         .into_iter()
-        .filter_map(|(index, plain)| {
-            let mut wire = Wire::open(&plain).ok()?;
+        .filter_map(|(index, reach)| {
+            let mut wire = Wire::open(&reach).ok()?;
             wire.subscribe(channel, Sink::Round(index));
             Some((index, wire, false))
         })

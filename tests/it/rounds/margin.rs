@@ -89,3 +89,37 @@ fn a_run_whose_servers_all_answer_says_nothing_of_a_margin() {
     let said = stderr_of(&exec(&cluster.urls(), false));
     assert!(!said.contains("can vote"), "{said}");
 }
+
+#[test]
+fn a_tls_server_this_host_cannot_use_is_named_with_the_option_that_fixes_it() {
+    let good = Cluster::start(2);
+    let certs = Certs::generate();
+    let wants_a_certificate = TlsRedis::start(&certs, true);
+    let ca = certs.path("ca.crt");
+    // The handshake's refusal, in rustls's words on the round's own wire, becomes the same
+    // misconfiguration as on any connection: its CA not trusted (no --tls-ca), or no client
+    // certificate sent. `status` waits for every server, so the refusal is always in.
+    for (trust, said) in [
+        (
+            vec![],
+            "its TLS certificate is signed by a CA this host does not trust: pass that CA's certificate with --tls-ca FILE",
+        ),
+        (
+            vec!["--tls-ca", ca.as_str()],
+            "the server requires a TLS client certificate: pass one with --tls-cert FILE and --tls-key FILE",
+        ),
+    ] {
+        let servers = format!("{},{}", good.urls(), wants_a_certificate.url());
+        let status = redlock()
+            .env("REDLOCK_SERVERS", &servers)
+            .args(trust)
+            .args(["-q", "status", "job"])
+            .assert()
+            .code(1);
+        let line = format!(
+            "redlock: {MARGIN} ({} cannot vote: {said}",
+            wants_a_certificate.url()
+        );
+        assert!(stderr_of(&status).starts_with(&line), "{}", stderr_of(&status));
+    }
+}

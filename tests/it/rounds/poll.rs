@@ -1,6 +1,6 @@
-//! The poll loop that runs a round on plain servers (src/lock/nodes/poll.rs): one thread for
-//! every server, the connection's own set-up (AUTH, SELECT) in the same burst as the request,
-//! and Unix sockets beside TCP.
+//! The poll loop that runs a round on single servers (src/lock/nodes/poll.rs): one thread for
+//! every server, TLS ones too, the connection's own set-up (AUTH, SELECT) in the same burst as
+//! the request, and Unix sockets beside TCP.
 
 use crate::support::*;
 use std::time::{Duration, Instant};
@@ -8,6 +8,20 @@ use std::time::{Duration, Instant};
 /// The threads of process `pid` right now (0 once it is gone).
 fn threads_of(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |tasks| tasks.count())
+}
+
+/// The most threads `running` was seen with, looked at until it ended (or for `limit`), and
+/// what it said.
+fn most_threads(mut running: Running, limit: Duration) -> (usize, std::process::Output) {
+    let pid = running.id();
+    let started = Instant::now();
+    let mut most = 0;
+    while running.try_wait().is_none() && started.elapsed() < limit {
+        most = most.max(threads_of(pid));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(most >= 1, "the process was never seen");
+    (most, running.wait())
 }
 
 #[test]
@@ -19,22 +33,14 @@ fn a_round_on_plain_servers_runs_on_one_thread_while_a_server_is_stopped() {
     // With -v every server's answer is shown, so the stopped server keeps the round open for
     // the timeout (without it the round is decided on the other two, at once): a thread per
     // server would be alive all that time.
-    let mut acquire = cluster
+    let acquire = cluster
         .redlock()
         .args(["-v", "acquire", "job", "--timeout", &timeout])
         .deadline(TIMEOUT * 10)
         .spawn();
-    let pid = acquire.id();
-    let started = Instant::now();
-    let mut most = 0;
-    while acquire.try_wait().is_none() && started.elapsed() < TIMEOUT * 10 {
-        most = most.max(threads_of(pid));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let output = acquire.wait();
+    let (most, output) = most_threads(acquire, TIMEOUT * 10);
     cluster.servers[2].resume();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    assert!(most >= 1, "the process was never seen");
     assert_eq!(most, 1, "threads of redlock acquire during its round");
     // The late SET went out in the round, with its script's source (the server never ran
     // it), and is applied once the server runs again.
@@ -44,6 +50,38 @@ fn a_round_on_plain_servers_runs_on_one_thread_while_a_server_is_stopped() {
         TIMEOUT * 5,
         || cluster.holding(KEY, &token) == 3,
     );
+}
+
+#[test]
+fn a_round_on_tls_servers_runs_on_one_thread_while_a_server_is_stopped() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let certs = Certs::generate();
+    let servers: Vec<TlsRedis> = (0..3).map(|_| TlsRedis::start(&certs, false)).collect();
+    servers[2].stop();
+    let urls: Vec<String> = servers.iter().map(TlsRedis::url).collect();
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    // As over plain servers: every TLS connection is a wire of the one poll loop, its
+    // handshake run by rustls inside it (server/socket.rs), not a thread per server.
+    let acquire = redlock()
+        .env("REDLOCK_SERVERS", urls.join(","))
+        .args(["--tls-ca", &certs.path("ca.crt")])
+        .args(["-v", "acquire", "job", "--timeout", &timeout])
+        .deadline(TIMEOUT * 10)
+        .spawn();
+    let (most, output) = most_threads(acquire, TIMEOUT * 10);
+    servers[2].resume();
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(most, 1, "threads of redlock acquire during its round");
+    // The stopped server's handshake never came back: a time-out like any other.
+    let said = format!("no answer within {}", humantime::format_duration(TIMEOUT));
+    assert!(stderr.contains(&said), "{stderr}");
+    let token = stdout_of(&output);
+    let holding = servers[..2]
+        .iter()
+        .filter(|server| server.get(KEY).as_deref() == Some(token.as_str()))
+        .count();
+    assert_eq!(holding, 2);
 }
 
 #[test]
@@ -149,4 +187,33 @@ fn a_waiter_listens_on_the_connections_its_attempts_use() {
         started.elapsed()
     );
     assert!(cluster.holding(KEY, &stdout_of(&output)) >= 2);
+}
+
+#[test]
+fn a_one_shot_release_over_tls_reaches_every_server_that_answers() {
+    // A one-shot waits for a TLS server that has yet to answer the handshake a tenth of this
+    // at least before it goes (lock/nodes/behind.rs): ample for a server that is running.
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let certs = Certs::generate();
+    let servers: Vec<TlsRedis> = (0..3).map(|_| TlsRedis::start(&certs, false)).collect();
+    let urls: Vec<String> = servers.iter().map(TlsRedis::url).collect();
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    let run = |args: &[&str]| {
+        let ran = redlock_cmd(["--tls-ca", &certs.path("ca.crt"), "--timeout", &timeout])
+            .args(args)
+            .env("REDLOCK_SERVERS", urls.join(","))
+            .assert()
+            .success();
+        stdout_of(ran.get_output())
+    };
+    // Each release is decided on the first two deletes, and goes: the third server's, on a
+    // connection no reply has come back on yet, must not be lost with it (a reset of a TLS
+    // connection closed too soon discards what its server has not read: server/socket.rs).
+    for _ in 0..10 {
+        let token = run(&["acquire", "job", "--ttl", "1m"]);
+        run(&["release", "job", "--token", &token]);
+        wait_for("the release on every server", TIMEOUT, || {
+            servers.iter().all(|server| server.get(KEY).is_none())
+        });
+    }
 }

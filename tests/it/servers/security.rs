@@ -96,6 +96,14 @@ fn bad_tls_files_are_usage_errors_and_nothing_is_sent() {
         .args(["acquire", "job"])
         .assert()
         .code(64);
+    // A key that is not the certificate's: refused when the TLS configuration is made, before
+    // any connection, not found out server by server.
+    redlock_cmd(["-s", &tls_url, "--tls-cert", &certs.path("client.crt")])
+        .args(["--tls-key", &certs.path("server.key")])
+        .args(["acquire", "job"])
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains("--tls-key").and(line_count(1)));
     // TLS options with no rediss:// server would leave traffic in the clear: refused.
     cluster
         .call(["--tls-ca", &certs.path("ca.crt"), "acquire", "job"])

@@ -224,6 +224,34 @@ impl Redis {
     }
 }
 
+/// A server a test stops (SIGSTOP) and resumes, and reads a key from, whatever it speaks: what
+/// the tests of a stopped minority ask of a plain server and of a TLS one alike.
+pub trait Stoppable {
+    /// Its URL, as redlock is given it (with its password, if any).
+    fn url(&self) -> String;
+    fn stop(&self);
+    fn resume(&self);
+    fn get(&self, key: &str) -> Option<String>;
+}
+
+impl Stoppable for Redis {
+    fn url(&self) -> String {
+        self.url_with_password()
+    }
+
+    fn stop(&self) {
+        Redis::stop(self);
+    }
+
+    fn resume(&self) {
+        Redis::resume(self);
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        Redis::get(self, key)
+    }
+}
+
 impl Drop for Redis {
     fn drop(&mut self) {
         if let Some(child) = self.child.as_ref() {

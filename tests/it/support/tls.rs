@@ -1,7 +1,7 @@
 //! TLS for the tests: a CA with server and client certificates made by the openssl CLI, and
 //! redis-server processes that speak TLS only.
 
-use super::redis_server::{free_port, server_command, signal, spawn_listening};
+use super::redis_server::{free_port, server_command, signal, spawn_listening, Stoppable};
 use std::process::Child;
 
 /// A CA, a server certificate for 127.0.0.1 and a client certificate, made by the openssl CLI
@@ -177,8 +177,38 @@ impl TlsRedis {
         self.child.as_ref().expect("server is running").id() as i32
     }
 
+    /// SIGSTOP: the port still accepts connections, but nothing answers, not even a handshake.
     pub fn stop(&self) {
         signal(self.pid(), libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), libc::SIGCONT);
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut self.connection())
+            .unwrap()
+    }
+}
+
+impl Stoppable for TlsRedis {
+    fn url(&self) -> String {
+        TlsRedis::url(self)
+    }
+
+    fn stop(&self) {
+        TlsRedis::stop(self);
+    }
+
+    fn resume(&self) {
+        TlsRedis::resume(self);
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        TlsRedis::get(self, key)
     }
 }
 

@@ -73,6 +73,18 @@ pub fn subscribers(cluster: &Cluster) -> usize {
 /// and `env` in their environment. A worker may take up to its `--wait` per section.
 pub fn spawn_workers(
     cluster: &Cluster,
+    crowd: (usize, u32, Duration),
+    script: &str,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> Vec<Running> {
+    spawn_workers_on(&cluster.urls(), crowd, script, dir, env)
+}
+
+/// `spawn_workers` on `servers` (comma-separated URLs: TLS ones, say, with `REDLOCK_TLS_CA` in
+/// `env`).
+pub fn spawn_workers_on(
+    servers: &str,
     (count, sections, wait): (usize, u32, Duration),
     script: &str,
     dir: &Path,
@@ -86,7 +98,7 @@ pub fn spawn_workers(
                 .env_clear()
                 .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .env("REDLOCK", redlock_path())
-                .env("REDLOCK_SERVERS", cluster.urls())
+                .env("REDLOCK_SERVERS", servers)
                 .env("REDLOCK_TIMEOUT", TEST_TIMEOUT)
                 .env("DIR", dir)
                 .env("WAIT", format!("{}ms", wait.as_millis()))
