@@ -46,41 +46,43 @@ use super::history;
 use super::keys;
 use super::list;
 use super::queue;
-use super::script::{lua, lua_part, Constant, Lua, Part};
+use super::script::{Constant, Lua, Part};
 
 /// The shared holders' steps as Lua functions (shared/functions.lua), for the scripts that take
 /// them.
-pub(super) const FUNCTIONS: Part = lua_part!("shared/functions.lua").naming(&[
+pub(super) const FUNCTIONS: Part = Part::new(include_str!("shared/functions.lua")).naming(&[
     Constant::text("SHARED", keys::SHARED),
     Constant::text("SHARED_MARK", queue::SHARED_MARK),
 ]);
 
 /// The shared acquire (shared/acquire.lua): attempt.rs's `ACQUIRE` for a shared holder.
-pub(super) static ACQUIRE: Lua = lua!(
+pub(super) static ACQUIRE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     FUNCTIONS,
     list::INDEX,
-    lua_part!("shared/acquire.lua").naming(&[
+    Part::new(include_str!("shared/acquire.lua")).naming(&[
         Constant::text("SHARED", keys::SHARED),
         Constant::text("RESERVATION", keys::RESERVATION),
         Constant::text("BATCH_RESERVATION", queue::BATCH_RESERVATION),
     ]),
-);
+]);
 
 /// A shared holder leaves (shared/release.lua), recording its run.
-pub(super) static RELEASE: Lua = lua!(
+pub(super) static RELEASE: Lua = Lua::new(&[
     queue::FUNCTIONS,
     queue::FREED,
     FUNCTIONS,
     history::RECORD,
-    lua_part!("shared/release.lua"),
-);
+    Part::new(include_str!("shared/release.lua")),
+]);
 
 /// A shared holder's new TTL (shared/extend.lua).
-pub(super) static EXTEND: Lua = lua!(FUNCTIONS, lua_part!("shared/extend.lua"));
+pub(super) static EXTEND: Lua =
+    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/extend.lua"))]);
 
 /// Puts back a shared holder's expiry after a failed extension (shared/restore.lua).
-pub(super) static RESTORE: Lua = lua!(FUNCTIONS, lua_part!("shared/restore.lua"));
+pub(super) static RESTORE: Lua =
+    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/restore.lua"))]);
 
 #[cfg(test)]
 mod tests {
@@ -93,7 +95,7 @@ mod tests {
         assert!(source.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
         assert!(source.contains("== SHARED"));
         assert!(source.contains("== RESERVATION .. BATCH_RESERVATION"));
-        let functions = lua!(FUNCTIONS);
+        let functions = Lua::new(&[FUNCTIONS]);
         assert!(functions.source().contains("local SHARED_MARK = 'r:'\n"));
         assert!(functions.source().contains("~= SHARED_MARK"));
     }
