@@ -2,7 +2,8 @@
 //! Each block interleaves the commands it compares (A B C A B C …), so a loaded moment costs
 //! all of them alike, and is run three times: the note gives the median ratio and the spread.
 //! With `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary runs in the same interleave,
-//! for a before-and-after of one change.
+//! for a before-and-after of one change; with `REDLOCK_MUSL_MALLOC` (bench/run sets it), the
+//! same build with musl's own allocator runs in the one-process blocks, for what dlmalloc saves.
 
 use super::harness::{flock_true, interleave, Bench, REDLOCK};
 use super::report::{ms, percentile, Report};
@@ -22,13 +23,19 @@ impl Bench {
         if let Some(old) = &baseline {
             binaries.push(("baseline", old.clone()));
         }
+        // The same build with musl's own allocator (bench/run makes it): what dlmalloc saves.
+        let musl_malloc = std::env::var("REDLOCK_MUSL_MALLOC").ok();
+        let mut one_process = binaries.clone();
+        if let Some(build) = &musl_malloc {
+            one_process.push(("musl-malloc", build.clone()));
+        }
         // Process start and argument parsing, and a status of one lock on 3 servers.
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
         for _ in 0..REPEATS {
             let mut commands: Vec<(String, Command)> =
                 vec![("flock FILE true".into(), flock_true(&lockfile))];
             commands.push(("true (a process start)".into(), Command::new("true")));
-            for (label, binary) in &binaries {
+            for (label, binary) in &one_process {
                 commands.push((format!("{label} --version"), {
                     let mut cmd = Command::new(binary);
                     cmd.arg("--version");
@@ -90,6 +97,22 @@ impl Bench {
             ));
         }
         report.note("goals: exec ≤ 1.4× flock at 3 servers, ≤ 1.5× at 5");
+        if musl_malloc.is_some() {
+            let median = |label: String| {
+                let found = rows.iter().find(|(name, _)| *name == label);
+                found.map_or(f64::NAN, |(_, ratios)| median_ratio(ratios))
+            };
+            let exec =
+                |label: &str, n: usize| median(format!("{label} exec L -- true, {n} servers"));
+            let saved = [1, 3, 5].map(|n| {
+                let ratio = exec("redlock", n) / exec("musl-malloc", n);
+                format!("{n} servers {ratio:.2}×")
+            });
+            report.note(&format!(
+                "dlmalloc: exec L -- true with it / with musl's own allocator: {}",
+                saved.join(", ")
+            ));
+        }
 
         // 8 processes × `sections` contended sections, at 3 and 5 servers, next to flock.
         let all = self.urls.clone();

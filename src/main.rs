@@ -9,8 +9,6 @@ mod exec;
 mod exit;
 mod generate;
 mod give_back;
-#[cfg(target_env = "musl")]
-mod heap;
 mod help;
 mod history;
 mod human;
@@ -32,10 +30,10 @@ mod usage;
 
 use report::Reporter;
 
-/// The static musl build's allocator (heap.rs; Cargo.toml says why not musl's own).
-#[cfg(target_env = "musl")]
+/// The static musl build's allocator: dlmalloc, not musl's own (Cargo.toml says why).
+#[cfg(all(target_env = "musl", feature = "dlmalloc"))]
 #[global_allocator]
-static ALLOCATOR: heap::Heap = heap::Heap::new();
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
