@@ -2,8 +2,8 @@
 //! Each block interleaves the commands it compares (A B C A B C …), so a loaded moment costs
 //! all of them alike, and is run three times: the note gives the median ratio and the spread.
 //! With `REDLOCK_BASELINE=/path/to/an/older/redlock`, that binary runs in the same interleave,
-//! for a before-and-after of one change; with `REDLOCK_MUSL_MALLOC` (bench/run sets it), the
-//! same build with musl's own allocator runs in the one-process blocks, for what dlmalloc saves.
+//! for a before-and-after of one change. bench/run also runs builds without one of the shipped
+//! build's optimisations (`REDLOCK_WITHOUT`) in the one-process block, for what each saves.
 
 use super::harness::{flock_true, interleave, Bench, REDLOCK};
 use super::report::{ms, percentile, Report};
@@ -23,12 +23,19 @@ impl Bench {
         if let Some(old) = &baseline {
             binaries.push(("baseline", old.clone()));
         }
-        // The same build with musl's own allocator (bench/run makes it): what dlmalloc saves.
-        let musl_malloc = std::env::var("REDLOCK_MUSL_MALLOC").ok();
-        let mut one_process = binaries.clone();
-        if let Some(build) = &musl_malloc {
-            one_process.push(("musl-malloc", build.clone()));
-        }
+        // Builds of this one without one of its optimisations (bench/run makes them with
+        // Cargo.toml's features), as `label=path,…`: they run in the one-process block.
+        let without: Vec<(String, String)> = std::env::var("REDLOCK_WITHOUT")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|build| build.split_once('='))
+            .map(|(label, path)| (label.to_string(), path.to_string()))
+            .collect();
+        let one_process: Vec<(String, String)> = binaries
+            .iter()
+            .map(|(label, binary)| (label.to_string(), binary.clone()))
+            .chain(without.iter().cloned())
+            .collect();
         // Process start and argument parsing, and a status of one lock on 3 servers.
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
         for _ in 0..REPEATS {
@@ -97,21 +104,19 @@ impl Bench {
             ));
         }
         report.note("goals: exec ≤ 1.4× flock at 3 servers, ≤ 1.5× at 5");
-        if musl_malloc.is_some() {
-            let median = |label: String| {
-                let found = rows.iter().find(|(name, _)| *name == label);
-                found.map_or(f64::NAN, |(_, ratios)| median_ratio(ratios))
-            };
-            let exec =
-                |label: &str, n: usize| median(format!("{label} exec L -- true, {n} servers"));
-            let saved = [1, 3, 5].map(|n| {
-                let ratio = exec("redlock", n) / exec("musl-malloc", n);
-                format!("{n} servers {ratio:.2}×")
-            });
-            report.note(&format!(
-                "dlmalloc: exec L -- true with it / with musl's own allocator: {}",
-                saved.join(", ")
-            ));
+        // What each optimisation saves: redlock's time over the time of the build without it.
+        for (label, _) in &without {
+            let saved: Vec<String> = rows
+                .iter()
+                .filter_map(|(name, ratios)| {
+                    let what = name.strip_prefix("redlock ")?;
+                    let theirs = format!("{label} {what}");
+                    let (_, theirs) = rows.iter().find(|(name, _)| *name == theirs)?;
+                    let ratio = median_ratio(ratios) / median_ratio(theirs);
+                    Some(format!("{what} {ratio:.2}×"))
+                })
+                .collect();
+            report.note(&format!("redlock / {label}: {}", saved.join("; ")));
         }
 
         // 8 processes × `sections` contended sections, at 3 and 5 servers, next to flock.

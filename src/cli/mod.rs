@@ -58,10 +58,10 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// The subcommands. Written out rather than derived so that each one's arguments are built only
-/// when it is the one run (clap's `defer`): building every subcommand's options, their help and
-/// their environment variables on every run was a tenth of a millisecond, a tenth of an
-/// `acquire`. What each one says in the list of subcommands is its line in `SUBCOMMANDS`.
+/// The subcommands. Written out rather than derived so that only the one that runs has its
+/// arguments built (clap's `defer`): a tenth of a millisecond less per process
+/// (docs/performance.md). What each one says in the list of subcommands is its line in
+/// `SUBCOMMANDS`.
 #[derive(Debug)]
 pub(crate) enum Command {
     Acquire(AcquireArgs),
@@ -93,22 +93,14 @@ const SUBCOMMANDS: &[Entry] = &[
         about: "Take the lock once (or keep trying for --wait) and print its token",
         long_about: None,
         build: subcommand::<AcquireArgs>,
-        read: |matches| {
-            Ok(Command::Acquire(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Acquire),
     },
     Entry {
         name: "release",
         about: "Release a lock held by TOKEN (compare-and-delete on every server)",
         long_about: None,
         build: subcommand::<ReleaseArgs>,
-        read: |matches| {
-            Ok(Command::Release(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Release),
     },
     Entry {
         name: "extend",
@@ -117,11 +109,7 @@ const SUBCOMMANDS: &[Entry] = &[
             "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
         ),
         build: subcommand::<ExtendArgs>,
-        read: |matches| {
-            Ok(Command::Extend(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Extend),
     },
     Entry {
         name: "status",
@@ -130,11 +118,7 @@ const SUBCOMMANDS: &[Entry] = &[
             "Show who holds a lock on each server, or list every lock under the prefix",
         ),
         build: subcommand::<StatusArgs>,
-        read: |matches| {
-            Ok(Command::Status(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Status),
     },
     Entry {
         name: "history",
@@ -144,11 +128,7 @@ const SUBCOMMANDS: &[Entry] = &[
              it ended",
         ),
         build: subcommand::<HistoryArgs>,
-        read: |matches| {
-            Ok(Command::History(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::History),
     },
     Entry {
         name: "exec",
@@ -157,11 +137,7 @@ const SUBCOMMANDS: &[Entry] = &[
             "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
         ),
         build: subcommand::<ExecArgs>,
-        read: |matches| {
-            Ok(Command::Exec(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Exec),
     },
     Entry {
         name: "latch",
@@ -171,11 +147,7 @@ const SUBCOMMANDS: &[Entry] = &[
              status)",
         ),
         build: subcommand::<LatchArgs>,
-        read: |matches| {
-            Ok(Command::Latch(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Latch),
     },
     Entry {
         name: "doctor",
@@ -192,22 +164,14 @@ const SUBCOMMANDS: &[Entry] = &[
             command if now => doctor::output_options(command),
             command => command,
         },
-        read: |matches| {
-            Ok(Command::Doctor(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Doctor),
     },
     Entry {
         name: "generate",
         about: "Write shell completions, man pages or docs/json.md (for packagers and tests)",
         long_about: None,
         build: |entry, now| subcommand::<GenerateArgs>(entry, now).hide(true),
-        read: |matches| {
-            Ok(Command::Generate(FromArgMatches::from_arg_matches_mut(
-                matches,
-            )?))
-        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Generate),
     },
 ];
 
@@ -249,8 +213,10 @@ pub(crate) fn whole(command: clap::Command) -> clap::Command {
 
 impl Subcommand for Command {
     fn augment_subcommands(command: clap::Command) -> clap::Command {
+        // All at once only for bench/run's figure of what deferring saves (Cargo.toml).
+        let now = cfg!(feature = "eager-cli");
         SUBCOMMANDS.iter().fold(command, |command, entry| {
-            command.subcommand((entry.build)(entry, false))
+            command.subcommand((entry.build)(entry, now))
         })
     }
 
