@@ -8,6 +8,7 @@
 use super::harness::{flock_true, interleave, Bench, REDLOCK};
 use super::report::{ms, percentile, Report};
 use std::process::Command;
+use std::time::Duration;
 
 /// How many times each block is run: the note gives the median and the spread.
 const REPEATS: usize = 3;
@@ -38,7 +39,7 @@ impl Bench {
             .collect();
         // Process start and argument parsing, and a status of one lock on 3 servers.
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
-        let mut paired: Vec<(String, Vec<f64>)> = Vec::new();
+        let mut paired: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
         for _ in 0..REPEATS {
             let mut commands: Vec<(String, Command)> =
                 vec![("flock FILE true".into(), flock_true(&lockfile))];
@@ -76,7 +77,7 @@ impl Bench {
                 .env("REDLOCK_SERVERS", on(3))
                 .args(["acquire", "held", "--ttl", "10m"])
                 .output();
-            let times = interleave(&mut commands, runs);
+            let (times, cpus) = interleave(&mut commands, runs);
             if let Ok(held) = held {
                 let token = String::from_utf8_lossy(&held.stdout).trim().to_string();
                 let _ = self
@@ -99,21 +100,27 @@ impl Bench {
             // Each build without an optimisation against redlock run just before it, round by
             // round, so that a loaded moment costs both alike.
             for (label, _) in &without {
-                for (name, ours) in commands.iter().map(|(name, _)| name).zip(&times) {
-                    let Some(what) = name.strip_prefix("redlock ") else {
+                for (ours, name) in commands.iter().enumerate() {
+                    let Some(what) = name.0.strip_prefix("redlock ") else {
                         continue;
                     };
                     let theirs = format!("{label} {what}");
                     let Some(at) = commands.iter().position(|(name, _)| *name == theirs) else {
                         continue;
                     };
-                    let ratios = ours
-                        .iter()
-                        .zip(&times[at])
-                        .map(|(ours, theirs)| ours.as_secs_f64() / theirs.as_secs_f64());
-                    match paired.iter_mut().find(|(name, _)| *name == theirs) {
-                        Some((_, all)) => all.extend(ratios),
-                        None => paired.push((theirs, ratios.collect())),
+                    let ratios = |samples: &[Vec<Duration>]| -> Vec<f64> {
+                        let pairs = samples[ours].iter().zip(&samples[at]);
+                        pairs
+                            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+                            .collect()
+                    };
+                    let (wall, cpu) = (ratios(&times), ratios(&cpus));
+                    match paired.iter_mut().find(|(name, ..)| *name == theirs) {
+                        Some((_, walls, cpus)) => {
+                            walls.extend(wall);
+                            cpus.extend(cpu);
+                        }
+                        None => paired.push((theirs, wall, cpu)),
                     }
                 }
             }
@@ -128,14 +135,16 @@ impl Bench {
         report.note("goals: exec ≤ 1.4× flock at 3 servers, ≤ 1.5× at 5");
         // What each optimisation saves: the median of redlock's time over that build's.
         for (label, _) in &without {
-            let saved: Vec<String> = paired
-                .iter()
-                .filter_map(|(name, ratios)| {
-                    let what = name.strip_prefix(&format!("{label} "))?;
-                    Some(format!("{what} {:.2}×", median_ratio(ratios)))
-                })
-                .collect();
-            report.note(&format!("redlock / {label}, paired: {}", saved.join("; ")));
+            report.note(&format!("redlock / {label}, paired round by round:"));
+            for (name, wall, cpu) in &paired {
+                if let Some(what) = name.strip_prefix(&format!("{label} ")) {
+                    report.note(&format!(
+                        "  {what:<40} {:.2}× wall, {:.2}× CPU",
+                        median_ratio(wall),
+                        median_ratio(cpu)
+                    ));
+                }
+            }
         }
 
         // 8 processes × `sections` contended sections, at 3 and 5 servers, next to flock.

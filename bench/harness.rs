@@ -97,22 +97,44 @@ mod wait;
 pub(super) use wait::wait_for;
 
 /// Runs each command `runs` times, one of each in turn (so a loaded moment costs all of them
-/// alike), and returns each one's wall times. The first round warms the caches and is not
-/// counted.
-pub(super) fn interleave(commands: &mut [(String, Command)], runs: usize) -> Vec<Vec<Duration>> {
-    let mut times = vec![Vec::with_capacity(runs); commands.len()];
+/// alike), and returns each one's wall times and CPU times (its own and its children's, user and
+/// system: less moved by a loaded machine). The first round warms the caches and is not counted.
+pub(super) fn interleave(
+    commands: &mut [(String, Command)],
+    runs: usize,
+) -> (Vec<Vec<Duration>>, Vec<Vec<Duration>>) {
+    let mut walls = vec![Vec::with_capacity(runs); commands.len()];
+    let mut cpus = vec![Vec::with_capacity(runs); commands.len()];
     for round in 0..=runs {
         for (index, (_, command)) in commands.iter_mut().enumerate() {
             let started = Instant::now();
-            let status = command
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            if round > 0 && status.is_ok() {
-                times[index].push(started.elapsed());
+            let usage = rusage(
+                command
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null()),
+            );
+            if let (true, Some(usage)) = (round > 0, usage) {
+                walls[index].push(started.elapsed());
+                cpus[index].push(seconds(usage.ru_utime) + seconds(usage.ru_stime));
             }
         }
     }
-    times
+    (walls, cpus)
+}
+
+fn seconds(time: libc::timeval) -> Duration {
+    Duration::from_secs(time.tv_sec as u64) + Duration::from_micros(time.tv_usec as u64)
+}
+
+/// Runs `cmd` to its end and returns what it used (wait4's rusage: the command and the children
+/// it waited for).
+pub(super) fn rusage(cmd: &mut Command) -> Option<libc::rusage> {
+    let child = cmd.spawn().ok()?;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 reaps our own child and writes into `status` and `usage`, which we own.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    (pid > 0).then_some(usage)
 }

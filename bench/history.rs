@@ -125,7 +125,7 @@ impl Bench {
                 .args(["exec", "m-time", "--", "true"]);
             commands.push(("exec L -- true, baseline binary".into(), cmd));
         }
-        let times = interleave(&mut commands, runs);
+        let (times, _) = interleave(&mut commands, runs);
         report.row(&commands[0].0, &times[0], Some(&times[1]), "goal ≤ 1.02×");
         report.row(&commands[1].0, &times[1], None, "");
         if let Some(old) = times.get(2) {

@@ -92,7 +92,7 @@ impl Bench {
         for (_, cmd) in &mut commands {
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
         }
-        let times = interleave(&mut commands, runs);
+        let (times, _) = interleave(&mut commands, runs);
         report.row(
             &commands[0].0,
             &times[0],

@@ -1,6 +1,6 @@
 //! e. Peak resident memory (ru_maxrss) of an acquire, a busy waiter and an exec, next to flock.
 
-use super::harness::{flock_true, Bench};
+use super::harness::{flock_true, rusage, Bench};
 use super::report::Report;
 use std::process::{Command, Stdio};
 
@@ -40,13 +40,7 @@ impl Bench {
     }
 }
 
-/// Peak RSS of one run of `cmd`, in KiB, from wait4's rusage.
+/// Peak RSS of one run of `cmd`, in KiB.
 fn peak_rss(cmd: &mut Command) -> Option<u64> {
-    let child = cmd.spawn().ok()?;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 reaps our own child and writes into `status` and `usage`, which we own.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    (pid > 0).then_some(usage.ru_maxrss as u64)
+    rusage(cmd).map(|usage| usage.ru_maxrss as u64)
 }
