@@ -220,3 +220,68 @@ fn exec_releases_even_when_its_idle_connections_were_closed() {
     assert_eq!(stderr_of(&output), "", "the release complained");
     assert_eq!(cluster.values(KEY), vec![None, None, None]);
 }
+
+#[test]
+fn exec_renews_on_servers_that_forgot_its_script_while_connected() {
+    // A renewal after the first sends the script's hash (EVALSHA) on the connection that carried
+    // its source; a server that forgot it meanwhile (SCRIPT FLUSH) answers NOSCRIPT, and the
+    // renewal loads it again (SCRIPT LOAD) and runs it. (A connection replaced after a late
+    // reply starts with the source again, which needs no load.)
+    let cluster = Cluster::start(3);
+    let ttl = Duration::from_secs(3);
+    let script = "touch \"$DIR/ready\"; while [ ! -e \"$DIR/done\" ]; do sleep 0.05; done";
+    let (running, dir) = exec_until_ready(&cluster, &["exec", "job", "--ttl", "3s"], script);
+    // A renewal gives the key its whole TTL again on each server: its PTTL rises.
+    let renewed_everywhere = |what: &str| {
+        let mut last: Vec<i64> = cluster.servers.iter().map(|s| s.pttl(KEY)).collect();
+        let mut rose = vec![false; last.len()];
+        wait_for(what, ttl, || {
+            for (at, server) in cluster.servers.iter().enumerate() {
+                let now = server.pttl(KEY);
+                rose[at] |= now > last[at];
+                last[at] = now;
+            }
+            rose.iter().all(|rose| *rose)
+        });
+    };
+    renewed_everywhere("a first renewal on every server");
+    for server in &cluster.servers {
+        let mut con = server.connection();
+        let _: () = redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query(&mut con)
+            .unwrap();
+        let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut con).unwrap();
+    }
+    renewed_everywhere("a renewal on every server after they forgot the script");
+    std::fs::write(dir.path().join("done"), "").unwrap();
+    let output = running.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stderr_of(&output), "", "a renewal complained");
+    assert_eq!(cluster.values(KEY), vec![None, None, None]);
+    // Each NOSCRIPT (a failed EVALSHA) was followed by a SCRIPT LOAD, and there was one.
+    let mut refused = 0;
+    for server in &cluster.servers {
+        let stats: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut server.connection())
+            .unwrap();
+        let count = |command: &str, field: &str| -> u64 {
+            let line = stats.lines().find(|line| line.starts_with(command));
+            let value =
+                line.and_then(|line| line.split([':', ',']).find_map(|f| f.strip_prefix(field)));
+            value.map_or(0, |value| value.parse().unwrap())
+        };
+        let failed = count("cmdstat_evalsha:", "failed_calls=");
+        assert!(
+            count("cmdstat_script|load:", "calls=") >= failed,
+            "port {}: {stats}",
+            server.port
+        );
+        refused += failed;
+    }
+    assert!(
+        refused > 0,
+        "no renewal met a server that forgot the script"
+    );
+}
