@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-/// The binary measured: `REDLOCK_BIN` (bench/run sets it to the static release build that ships),
-/// else the one cargo built for this bench.
+/// The binary measured: `REDLOCK_BIN` (bench/run sets it to the static release build that ships,
+/// unless its caller names one), else the one cargo built for this bench.
 pub(super) static REDLOCK: LazyLock<String> = LazyLock::new(|| {
     std::env::var("REDLOCK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_redlock").to_string())
 });
