@@ -93,10 +93,14 @@ impl RedisCluster {
             .expect("a node of this cluster")
     }
 
-    /// The nodes that serve slots, as the first running node sees them, in slot order.
+    /// The nodes that serve slots, as the first running node sees them, in slot order: the
+    /// first serves slot 0. (`CLUSTER SLOTS` lists the ranges in slot order from Redis 7 on, but
+    /// node by node before: on Redis 6.0 the first range listed may start anywhere.)
     pub fn masters(&self) -> Vec<&Redis> {
+        let mut slots = self.slots();
+        slots.sort_unstable();
         let mut ports: Vec<u16> = Vec::new();
-        for (_, _, port) in self.slots() {
+        for (_, _, port) in slots {
             if !ports.contains(&port) {
                 ports.push(port);
             }
