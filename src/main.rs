@@ -9,6 +9,8 @@ mod exec;
 mod exit;
 mod generate;
 mod give_back;
+#[cfg(all(target_env = "musl", feature = "dlmalloc"))]
+mod heap;
 mod help;
 mod history;
 mod human;
@@ -30,10 +32,10 @@ mod usage;
 
 use report::Reporter;
 
-/// The static musl build's allocator: dlmalloc, not musl's own (Cargo.toml says why).
+/// The static musl build's allocator (heap.rs; Cargo.toml says why not musl's own).
 #[cfg(all(target_env = "musl", feature = "dlmalloc"))]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: heap::Heap = heap::Heap::new();
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -1,6 +1,6 @@
 //! The guardian's side: its whole life in the forked child, as raw async-signal-safe system
-//! calls only. It waits on its end of the socket and a boot-time timer, and acts as guardian.rs
-//! says it must.
+//! calls only (in the static build the heap is not even mapped there: heap.rs). It waits on its
+//! end of the socket and a boot-time timer, and acts as guardian.rs says it must.
 
 use super::{DEADLINE, DONE, RUNNING, STOPPING};
 
