@@ -40,7 +40,7 @@ use super::list;
 use super::nodes::{Op, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum::{self, tally};
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::{Kind, Target};
 use super::vote::{Seen, Vote};
@@ -52,12 +52,12 @@ use std::time::Duration;
 /// The acquire on one server (attempt/acquire.lua says its KEYS, ARGV and reply). A script
 /// rather than a pipeline: a pipeline is several replies, and the client waits its full read
 /// timeout for each one from a stopped server.
-pub(super) static ACQUIRE: Lua = Lua::new(&[
+pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     limit::FUNCTIONS,
     list::INDEX,
-    Part::new(include_str!("attempt/acquire.lua")),
-]);
+    lua_part!("attempt/acquire.lua"),
+);
 
 impl Redlock {
     /// One attempt at `target` with `token` (see the module comment). Also returns what the

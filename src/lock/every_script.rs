@@ -1,7 +1,6 @@
 //! Every Lua script of the lock, listed for the tests that hold them all to script.rs's rules:
-//! each assembles (its parts never give a name two values), each file says what it is, nothing
-//! on the wire depends on the comments left out, and every name a script uses is one its prelude
-//! declares.
+//! each assembles, each file says what it is, nothing on the wire depends on the comments left
+//! out, and every name a script uses is one its prelude declares.
 
 use super::script::{Lua, Part};
 use super::{attempt, fence, history, holder, inspect, keep, latch, list, shared, withdraw};
@@ -92,6 +91,21 @@ fn every_script_assembles_without_comments_or_indentation() {
             assert!(!line.is_empty(), "{name}: a blank line reaches the wire");
             assert!(!line.starts_with(char::is_whitespace), "{name}: {line}");
         }
+        assert_eq!(
+            lua.hash(),
+            redis::Script::new(source).get_hash(),
+            "{name}: the hash made at build time is the SHA1 of its source"
+        );
+    }
+}
+
+#[test]
+fn the_build_strips_each_file_as_the_run_time_would() {
+    for part in every_part() {
+        let first = part.text().lines().next().unwrap_or_default();
+        let code = part.code();
+        assert_eq!(code, strip_lines(part.text()), "{first}");
+        assert!(code.len() < part.text().len(), "{first}: its header went");
     }
 }
 
@@ -223,4 +237,17 @@ fn only_the_give_backs_record_a_run_and_as_their_last_step() {
             assert!(!source.contains("history"), "{name} names the history");
         }
     }
+}
+
+/// What `strip` makes of `lua`, done at run time: the reference the build is held to.
+fn strip_lines(lua: &str) -> String {
+    let mut code = String::new();
+    for line in lua.lines() {
+        let line = line.trim_start_matches([' ', '\t']);
+        if !line.is_empty() && !line.starts_with("--") {
+            code.push_str(line);
+            code.push('\n');
+        }
+    }
+    code
 }

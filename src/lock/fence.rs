@@ -46,16 +46,16 @@ use super::engine::{Held, LockError, Redlock};
 use super::keys::{self, Layout};
 use super::nodes::Reply;
 use super::quorum::{self, tally};
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua, Part};
 use crate::clock::BootInstant;
 use std::time::Duration;
 
 /// The write-back of step 3 (fence/write.lua).
-pub(super) static WRITE_FENCE: Lua = Lua::new(&[Part::new(include_str!("fence/write.lua"))]);
+pub(super) static WRITE_FENCE: Lua = lua!(lua_part!("fence/write.lua"));
 
 /// How a counter is read, for the script that shows it with its lock (fence/read.lua, a part
 /// of inspect.rs's `INSPECT`): `status` learns the holder's fence in the same round trip.
-pub(super) const READ: Part = Part::new(include_str!("fence/read.lua"));
+pub(super) const READ: Part = lua_part!("fence/read.lua");
 
 impl Redlock {
     /// Steps 2 and 3 above for a lock just granted on `key`. `counters` has, for each server

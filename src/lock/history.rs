@@ -28,20 +28,19 @@
 use super::engine::Redlock;
 use super::keys::Layout;
 use super::nodes::NodeError;
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Invocation, Lua, Part};
 use super::target::Target;
 use crate::clock::BootInstant;
-use redis::ScriptInvocation;
 use std::time::Duration;
 
 /// `history_record`, for the scripts that give a lock back (history/record.lua).
-pub(super) const RECORD: Part = Part::new(include_str!("history/record.lua"));
+pub(super) const RECORD: Part = lua_part!("history/record.lua");
 
 /// A run recorded on its own (history/append.lua), after a give-back that found the lock lost.
-pub(super) static APPEND: Lua = Lua::new(&[RECORD, Part::new(include_str!("history/append.lua"))]);
+pub(super) static APPEND: Lua = lua!(RECORD, lua_part!("history/append.lua"));
 
 /// One server's history of a name (history/read.lua).
-pub(super) static READ: Lua = Lua::new(&[Part::new(include_str!("history/read.lua"))]);
+pub(super) static READ: Lua = lua!(lua_part!("history/read.lua"));
 
 /// How long a history retains runs, and how many (`--history`, `--history-retention`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +65,8 @@ pub(crate) struct Record {
 /// Appends the four arguments `history_record` reads (an empty entry records nothing).
 pub(super) fn args<'a, 'l>(
     record: Option<&Record>,
-    invocation: &'a mut ScriptInvocation<'l>,
-) -> &'a mut ScriptInvocation<'l> {
+    invocation: &'a mut Invocation<'l>,
+) -> &'a mut Invocation<'l> {
     match record {
         Some(record) => invocation
             .arg(&record.entry)

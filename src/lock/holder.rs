@@ -10,7 +10,7 @@ use super::limit;
 use super::nodes::{NodeError, Reply};
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Tally, Verdict};
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::Target;
 use crate::clock::BootInstant;
@@ -18,23 +18,20 @@ use std::time::Duration;
 
 /// Compare-and-delete (holder/release.lua), handing the key to the next waiter, and recording
 /// the run.
-pub(super) static RELEASE: Lua = Lua::new(&[
+pub(super) static RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("holder/release.lua")),
-]);
+    lua_part!("holder/release.lua"),
+);
 
 /// Compare-and-PEXPIRE (holder/extend.lua).
-pub(super) static EXTEND: Lua = Lua::new(&[
-    limit::FUNCTIONS,
-    Part::new(include_str!("holder/extend.lua")),
-]);
+pub(super) static EXTEND: Lua = lua!(limit::FUNCTIONS, lua_part!("holder/extend.lua"));
 
 /// Compare-and-restore of the expiry a failed extension replaced (holder/restore.lua; why it
 /// is safe: `Redlock::restore`).
-pub(super) static RESTORE: Lua = Lua::new(&[Part::new(include_str!("holder/restore.lua"))]);
+pub(super) static RESTORE: Lua = lua!(lua_part!("holder/restore.lua"));
 
 /// One server's answer to a release or an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use super::keys::{self, Layout};
 use super::limit::{self, Limit};
 use super::nodes::Reply;
 use super::queue::{self, HandOver};
-use super::script::{Constant, Lua, Part};
+use super::script::{lua, lua_part, Constant, Lua};
 use super::target::Target;
 use super::verdict::{describe_state, key_state, KeyState, ServerState};
 use crate::clock::BootInstant;
@@ -17,19 +17,18 @@ use std::time::Duration;
 
 /// What one server holds of a target, its fences included, in one round trip
 /// (inspect/inspect.lua).
-pub(super) static INSPECT: Lua = Lua::new(&[
+pub(super) static INSPECT: Lua = lua!(
     fence::READ,
-    Part::new(include_str!("inspect/inspect.lua"))
-        .naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)]),
-]);
+    lua_part!("inspect/inspect.lua").naming(&[Constant::number("MAX_WAITERS", MAX_WAITERS)]),
+);
 
 /// `release --force` (inspect/force_release.lua).
-pub(super) static FORCE_RELEASE: Lua = Lua::new(&[
+pub(super) static FORCE_RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
-    Part::new(include_str!("inspect/force_release.lua")),
-]);
+    lua_part!("inspect/force_release.lua"),
+);
 
 /// The most waiters `status` lists.
 const MAX_WAITERS: usize = 1000;

@@ -49,7 +49,7 @@ use super::keys::Layout;
 use super::limit;
 use super::queue::{self, HandOver};
 use super::quorum::{self, tally, Verdict};
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua};
 use super::target::Target;
 use crate::clock::BootInstant;
 use std::time::Duration;
@@ -115,13 +115,13 @@ pub(crate) enum HoldLeft {
 
 /// The compare-and-set that keeps a lock (keep/keep.lua), or releases it when nothing is left
 /// of the hold, recording the run either way.
-pub(super) static KEEP: Lua = Lua::new(&[
+pub(super) static KEEP: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     limit::FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("keep/keep.lua")),
-]);
+    lua_part!("keep/keep.lua"),
+);
 
 /// What a keep asks of each server.
 pub(crate) struct Keep<'a> {

@@ -40,12 +40,12 @@
 //! none is N or above; a key that says M ≠ N belongs to slots this caller does not know.
 
 use super::engine::Redlock;
-use super::script::Part;
+use super::script::{lua_part, Part};
 use super::target::Target;
 
 /// The two rules as Lua functions (limit/functions.lua), for every script that takes one of
 /// them.
-pub(super) const FUNCTIONS: Part = Part::new(include_str!("limit/functions.lua"));
+pub(super) const FUNCTIONS: Part = lua_part!("limit/functions.lua");
 
 /// The keys a script that changes a slot's life takes last, after its own, so that it can
 /// settle the limit: a semaphore's limit key and then all its slots (none for a mutex). The

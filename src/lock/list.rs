@@ -6,7 +6,7 @@ use super::inspect::with_readers;
 use super::keys::{self, Layout, Listed};
 use super::latch;
 use super::nodes::{NodeError, Nodes, Reply};
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua, Part};
 use super::verdict::{key_state, KeyState};
 use crate::clock::BootInstant;
 use redis::ConnectionLike;
@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The live shared holders of several locks (list/readers.lua).
-pub(super) static READERS: Lua = Lua::new(&[Part::new(include_str!("list/readers.lua"))]);
+pub(super) static READERS: Lua = lua!(lua_part!("list/readers.lua"));
 
 /// `index_add`, which enters a key a script set in the index of its prefix (list/index.lua):
 /// for the scripts that set a lock's, a slot's or a latch's key.
-pub(super) const INDEX: Part = Part::new(include_str!("list/index.lua"));
+pub(super) const INDEX: Part = lua_part!("list/index.lua");
 
 /// One server's keys under a prefix and its view of each, or why it could not say.
 pub(crate) type Listing = Result<BTreeMap<String, KeyState>, NodeError>;

@@ -20,6 +20,7 @@
 //! - Each module's Lua is in `.lua` files in the folder of its name (attempt/acquire.lua, …);
 //!   every_script.rs lists every script for the tests that check them all.
 
+mod assembly;
 mod attempt;
 mod engine;
 #[cfg(test)]
@@ -38,6 +39,7 @@ mod observe;
 mod queue;
 pub(crate) mod quorum;
 mod script;
+mod sha1;
 mod shared;
 mod target;
 mod verdict;

@@ -46,43 +46,41 @@ use super::history;
 use super::keys;
 use super::list;
 use super::queue;
-use super::script::{Constant, Lua, Part};
+use super::script::{lua, lua_part, Constant, Lua, Part};
 
 /// The shared holders' steps as Lua functions (shared/functions.lua), for the scripts that take
 /// them.
-pub(super) const FUNCTIONS: Part = Part::new(include_str!("shared/functions.lua")).naming(&[
+pub(super) const FUNCTIONS: Part = lua_part!("shared/functions.lua").naming(&[
     Constant::text("SHARED", keys::SHARED),
     Constant::text("SHARED_MARK", queue::SHARED_MARK),
 ]);
 
 /// The shared acquire (shared/acquire.lua): attempt.rs's `ACQUIRE` for a shared holder.
-pub(super) static ACQUIRE: Lua = Lua::new(&[
+pub(super) static ACQUIRE: Lua = lua!(
     queue::FUNCTIONS,
     FUNCTIONS,
     list::INDEX,
-    Part::new(include_str!("shared/acquire.lua")).naming(&[
+    lua_part!("shared/acquire.lua").naming(&[
         Constant::text("SHARED", keys::SHARED),
         Constant::text("RESERVATION", keys::RESERVATION),
         Constant::text("BATCH_RESERVATION", queue::BATCH_RESERVATION),
     ]),
-]);
+);
 
 /// A shared holder leaves (shared/release.lua), recording its run.
-pub(super) static RELEASE: Lua = Lua::new(&[
+pub(super) static RELEASE: Lua = lua!(
     queue::FUNCTIONS,
     queue::FREED,
     FUNCTIONS,
     history::RECORD,
-    Part::new(include_str!("shared/release.lua")),
-]);
+    lua_part!("shared/release.lua"),
+);
 
 /// A shared holder's new TTL (shared/extend.lua).
-pub(super) static EXTEND: Lua =
-    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/extend.lua"))]);
+pub(super) static EXTEND: Lua = lua!(FUNCTIONS, lua_part!("shared/extend.lua"));
 
 /// Puts back a shared holder's expiry after a failed extension (shared/restore.lua).
-pub(super) static RESTORE: Lua =
-    Lua::new(&[FUNCTIONS, Part::new(include_str!("shared/restore.lua"))]);
+pub(super) static RESTORE: Lua = lua!(FUNCTIONS, lua_part!("shared/restore.lua"));
 
 #[cfg(test)]
 mod tests {
@@ -95,7 +93,7 @@ mod tests {
         assert!(source.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
         assert!(source.contains("== SHARED"));
         assert!(source.contains("== RESERVATION .. BATCH_RESERVATION"));
-        let functions = Lua::new(&[FUNCTIONS]);
+        let functions = lua!(FUNCTIONS);
         assert!(functions.source().contains("local SHARED_MARK = 'r:'\n"));
         assert!(functions.source().contains("~= SHARED_MARK"));
     }

@@ -9,7 +9,7 @@ use super::limit;
 use super::nodes::{Cleanup, NodeError, Pending, Reply};
 use super::queue::{self, HandOver, Waiter};
 use super::quorum;
-use super::script::{Lua, Part};
+use super::script::{lua, lua_part, Lua};
 use super::shared;
 use super::target::Target;
 use super::vote::Vote;
@@ -17,12 +17,12 @@ use crate::server::Session;
 use std::sync::Arc;
 
 /// The clean-up after an attempt, and a waiter's leaving (withdraw/withdraw.lua).
-pub(super) static WITHDRAW: Lua = Lua::new(&[
+pub(super) static WITHDRAW: Lua = lua!(
     queue::FUNCTIONS,
     shared::FUNCTIONS,
     limit::FUNCTIONS,
-    Part::new(include_str!("withdraw/withdraw.lua")),
-]);
+    lua_part!("withdraw/withdraw.lua"),
+);
 
 /// What one attempt does after its round: delete `keys` where they hold our token, and leave
 /// the queue when `leave` names the waiter (its entry, and whether it listens).

@@ -9,11 +9,11 @@
 
 use std::sync::Mutex;
 
-/// (hash, source) of every script this process has run: both live as long as the process
-/// (lock/script.rs's `Lua`), so remembering one copies nothing.
+/// (hash, source) of every script this process has run: both made when the binary was built
+/// (lock/script.rs's `lua!`), so remembering one copies nothing.
 static KNOWN: Mutex<Vec<(&'static str, &'static str)>> = Mutex::new(Vec::new());
 
-/// Remembers `source` under its SHA1 `hash` (lock/script.rs's `Lua`).
+/// Remembers `source` under its SHA1 `hash` (made with the script, lock/script.rs's `lua!`).
 pub(crate) fn remember(hash: &'static str, source: &'static str) {
     let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
     if !known.iter().any(|(known, _)| *known == hash) {

@@ -4,32 +4,31 @@
 //! `parse_heard` reads the message it writes.
 
 use crate::lock::keys::{LATCH_COUNT, SEPARATOR};
-use crate::lock::script::{Constant, Lua, Part};
+use crate::lock::script::{lua, lua_part, Constant, Lua, Part};
 
 /// What every latch script reads a latch with and answers (lua/functions.lua).
-const FUNCTIONS: Part = Part::new(include_str!("lua/functions.lua"))
-    .naming(&[Constant::text("LATCH_COUNT", LATCH_COUNT)]);
+const FUNCTIONS: Part =
+    lua_part!("lua/functions.lua").naming(&[Constant::text("LATCH_COUNT", LATCH_COUNT)]);
 
 /// Reads a latch (lua/read.lua).
-pub(super) static READ: Lua = Lua::new(&[FUNCTIONS, Part::new(include_str!("lua/read.lua"))]);
+pub(super) static READ: Lua = lua!(FUNCTIONS, lua_part!("lua/read.lua"));
 
 /// Checks a latch, creates it or counts it down (lua/touch.lua), and publishes what
 /// `parse_heard` reads.
-pub(super) static TOUCH: Lua = Lua::new(&[
+pub(super) static TOUCH: Lua = lua!(
     FUNCTIONS,
     crate::lock::list::INDEX,
-    Part::new(include_str!("lua/touch.lua")).naming(&[
+    lua_part!("lua/touch.lua").naming(&[
         Constant::text("LATCH_COUNT", LATCH_COUNT),
         Constant::char("SEPARATOR", SEPARATOR),
     ]),
-]);
+);
 
 /// Takes back what a refused run wrote on a server (lua/withdraw.lua).
-pub(super) static WITHDRAW: Lua = Lua::new(&[
+pub(super) static WITHDRAW: Lua = lua!(
     FUNCTIONS,
-    Part::new(include_str!("lua/withdraw.lua"))
-        .naming(&[Constant::text("LATCH_COUNT", LATCH_COUNT)]),
-]);
+    lua_part!("lua/withdraw.lua").naming(&[Constant::text("LATCH_COUNT", LATCH_COUNT)]),
+);
 
 /// The scripts above by name, for the test of every script (lock/every_script.rs).
 #[cfg(test)]

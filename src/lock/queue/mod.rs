@@ -75,9 +75,8 @@ mod polled;
 pub(crate) use listen::Subscriptions;
 
 use super::keys::RESERVATION;
-use super::script::{Constant, Part};
+use super::script::{lua_part, Constant, Invocation, Part};
 use super::target::Target;
-use redis::ScriptInvocation;
 use std::time::Duration;
 
 /// The most shared waiters one release wakes together.
@@ -90,7 +89,7 @@ pub(crate) const SHARED_MARK: &str = "r:";
 pub(crate) const BATCH_RESERVATION: &str = "readers";
 
 /// The queue's steps as Lua functions (functions.lua), for every script that takes one of them.
-pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).naming(&[
+pub(super) const FUNCTIONS: Part = lua_part!("functions.lua").naming(&[
     Constant::text("RESERVATION", RESERVATION),
     Constant::text("BATCH_RESERVATION", BATCH_RESERVATION),
     Constant::text("SHARED_MARK", SHARED_MARK),
@@ -100,7 +99,7 @@ pub(super) const FUNCTIONS: Part = Part::new(include_str!("functions.lua")).nami
 
 /// The hand-over of the key a script frees (freed.lua), with `HandOver::args` its last
 /// arguments; after `FUNCTIONS`.
-pub(super) const FREED: Part = Part::new(include_str!("freed.lua"));
+pub(super) const FREED: Part = lua_part!("freed.lua");
 
 /// How long a hand-over keeps the lock for the waiter it woke (step 4 says what that
 /// guarantees): twice a `--timeout`, time for a live waiter to hear and answer however slow its
@@ -133,8 +132,8 @@ impl HandOver {
     /// Appends the three arguments `queue_hand_over` takes after the key and the queue.
     pub(crate) fn args<'a, 'l>(
         &self,
-        invocation: &'a mut ScriptInvocation<'l>,
-    ) -> &'a mut ScriptInvocation<'l> {
+        invocation: &'a mut Invocation<'l>,
+    ) -> &'a mut Invocation<'l> {
         invocation
             .arg(&self.wake_prefix)
             .arg(self.reserve_ms)
@@ -215,7 +214,7 @@ pub(crate) fn entry_token(entry: &str) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::script::Lua;
+    use crate::lock::script::lua;
 
     #[test]
     fn the_reservation_is_twice_a_timeout_and_at_least_50_ms() {
@@ -231,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_stamp_is_bounded_by_the_servers_clock() {
-        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua!(FUNCTIONS);
         let lua = lua.source();
         assert!(lua.contains("math.max(math.min(tonumber(stamp), now), now - tonumber(trusted))"));
         assert_eq!(
@@ -252,7 +251,7 @@ mod tests {
 
     #[test]
     fn the_lua_names_the_documented_reservations() {
-        let lua = Lua::new(&[FUNCTIONS]);
+        let lua = lua!(FUNCTIONS);
         let lua = lua.source();
         assert!(lua.starts_with("local RESERVATION = 'next:'\n"));
         assert!(lua.contains("\nlocal BATCH_RESERVATION = 'readers'\n"));
