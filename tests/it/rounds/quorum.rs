@@ -114,12 +114,18 @@ fn a_stopped_minority_costs_nothing(servers: &[&dyn Stoppable], stopped: &[usize
     );
 }
 
-#[test]
-fn exec_with_a_minority_stopped_does_not_wait_for_it() {
-    const TIMEOUT: Duration = Duration::from_secs(2);
+/// Five servers, the first and the third stopped (SIGSTOP): a quorum of three still runs.
+fn five_with_two_stopped() -> Cluster {
     let cluster = Cluster::start(5);
     cluster.servers[0].stop();
     cluster.servers[2].stop();
+    cluster
+}
+
+#[test]
+fn exec_with_a_minority_stopped_does_not_wait_for_it() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let cluster = five_with_two_stopped();
     let timeout = format!("{}ms", TIMEOUT.as_millis());
     let started = Instant::now();
     cluster
@@ -146,9 +152,7 @@ fn exec_with_a_minority_stopped_does_not_wait_for_it() {
 fn a_hold_and_a_waiter_that_gives_up_do_not_wait_for_a_stopped_minority() {
     const TIMEOUT: Duration = Duration::from_secs(2);
     const WAIT: Duration = Duration::from_millis(200);
-    let cluster = Cluster::start(5);
-    cluster.servers[0].stop();
-    cluster.servers[2].stop();
+    let cluster = five_with_two_stopped();
     let timeout = format!("{}ms", TIMEOUT.as_millis());
     // The give-back of a hold (KEEP) is decided at its quorum, as a release is.
     let started = Instant::now();
