@@ -8,13 +8,14 @@
 use crate::cli::{LatchArgs, LatchDoneArgs, LatchSetArgs, LatchVerb, LatchWaitArgs, MAX_WAIT};
 use crate::config::Config;
 use crate::exit::{self, Outcome};
-use crate::lock::latch::{Counting, Latch, LatchError, LatchWait, LatchWake, Shape, Waited};
+use crate::lock::latch::{Counting, Latch, LatchError, LatchWait, Shape, Waited};
+use crate::lock::{Interrupt, Wake};
 use crate::report::Reporter;
 use crate::signals;
 use crate::status::latch::summary;
 use crate::status::latch_json::{document, LatchDocument};
 use std::io::Write;
-use std::sync::mpsc;
+use std::os::fd::AsFd;
 
 pub(crate) fn run(
     config: &Config,
@@ -87,13 +88,11 @@ fn done(config: &Config, reporter: Reporter, args: &LatchDoneArgs) -> anyhow::Re
 
 fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Result<Outcome> {
     let latch = config.latch(&args.name)?;
-    let (notify, wakes) = mpsc::channel();
-    // Watching until the end of this function, so that a signal still wakes the wait.
-    let _watch = signals::watch(
-        &signals::TERMINATING,
-        notify.clone(),
-        LatchWake::Interrupted,
-    )?;
+    // Blocked from here on, and read from a signalfd polled beside the wires: a signal still
+    // wakes the wait.
+    signals::block(&signals::TERMINATING)?;
+    let signalled = signals::signal_fd(&signals::TERMINATING)?;
+    let take_signal = || signals::read(&signalled).map(Wake::Interrupted);
     let mut engine = config.redlock(reporter);
     if let Some(count) = args.count {
         let shape = Shape {
@@ -107,8 +106,10 @@ fn wait(config: &Config, reporter: Reporter, args: &LatchWaitArgs) -> anyhow::Re
     let started = crate::clock::BootInstant::now();
     let how = LatchWait {
         wait: args.wait.unwrap_or(MAX_WAIT),
-        wakes: &wakes,
-        notify,
+        interrupt: Some(Interrupt {
+            fd: signalled.as_fd(),
+            take: &take_signal,
+        }),
     };
     let waited = engine
         .latch_wait(&latch, how)

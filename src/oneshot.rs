@@ -11,7 +11,6 @@ use crate::schema::{documented, ms};
 use crate::take::{take_lock, WaitSignals};
 use crate::token::RunEnd;
 use std::io::Write;
-use std::sync::mpsc;
 
 documented! {
     /// `acquire --json`: the grant, with the token that gives it back.
@@ -66,18 +65,10 @@ pub(crate) fn acquire(
 ) -> anyhow::Result<Outcome> {
     let take = &args.take;
     let (target, _) = config.take(take, None)?;
-    let (wake_tx, wakes) = mpsc::channel();
     let mut lock = config.redlock(reporter);
     // Watching until the end of this function, so that a signal still wakes the wait.
-    let _watch = WaitSignals::start(&lock, take, &wake_tx)?;
-    let held = take_lock(
-        &mut lock,
-        &target,
-        take,
-        None,
-        (&wake_tx, &wakes, &_watch),
-        reporter,
-    )?;
+    let _watch = WaitSignals::start(take)?;
+    let held = take_lock(&mut lock, &target, take, None, &_watch, reporter)?;
     let key = &held.key;
     let output: anyhow::Result<String> = if args.json {
         crate::schema::to_json(&AcquireDocument {

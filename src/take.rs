@@ -11,53 +11,37 @@ use crate::schema::ms;
 use crate::{signals, token};
 use nix::sys::signalfd::SignalFd;
 use std::os::fd::AsFd;
-use std::sync::mpsc;
 
 /// How a wait hears the signals that stop it (`signals::TERMINATING`, blocked from here on):
 /// none without a wait (one attempt never pauses: a signal stays pending for the check after
-/// it); from a signalfd it polls beside its connections when it listens on them; else from a
-/// watcher thread, as messages on the wake channel. Dropping it stops the watching.
+/// it); from a signalfd it polls beside its connections (`Nodes::listen`).
 pub(crate) enum WaitSignals {
     None,
     Polled(SignalFd),
-    /// Kept for its drop, which stops the thread.
-    Watched {
-        _thread: signals::Watch,
-    },
 }
 
 impl WaitSignals {
-    pub(crate) fn start(
-        lock: &Redlock,
-        take: &TakeArgs,
-        notify: &mpsc::Sender<Wake>,
-    ) -> std::io::Result<WaitSignals> {
+    pub(crate) fn start(take: &TakeArgs) -> std::io::Result<WaitSignals> {
+        signals::block(&signals::TERMINATING)?;
         if take.wait.is_none() {
-            signals::block(&signals::TERMINATING)?;
             return Ok(WaitSignals::None);
         }
-        if lock.listens_on_its_connections() {
-            signals::block(&signals::TERMINATING)?;
-            return Ok(WaitSignals::Polled(signals::signal_fd(
-                &signals::TERMINATING,
-            )?));
-        }
-        let watch = signals::watch(&signals::TERMINATING, notify.clone(), Wake::Interrupted)?;
-        Ok(WaitSignals::Watched { _thread: watch })
+        Ok(WaitSignals::Polled(signals::signal_fd(
+            &signals::TERMINATING,
+        )?))
     }
 }
 
 /// Acquires `target` (what `take` asks for, checked by `config`), turning refusals into
-/// outcomes. Signals and release notifications arrive on `wakes`, or, for a wait that listens on
-/// its connections, signals on the signalfd of `signals`; `notify` is the channel's sending
-/// side, for the subscriptions. `command` is what `exec` runs, recorded in the token for
+/// outcomes. Signals arrive on the signalfd of `watching`, release notifications on the
+/// connections the attempts use. `command` is what `exec` runs, recorded in the token for
 /// `status` to show.
 pub(crate) fn take_lock(
     lock: &mut Redlock,
     target: &Target,
     take: &TakeArgs,
     command: Option<&str>,
-    (notify, wakes, watching): (&mpsc::Sender<Wake>, &mpsc::Receiver<Wake>, &WaitSignals),
+    watching: &WaitSignals,
     reporter: Reporter,
 ) -> anyhow::Result<lock::Held> {
     // The live line is for people at a terminal: not with -q, nor among JSON log lines.
@@ -73,23 +57,20 @@ pub(crate) fn take_lock(
     };
     let take_signal = || match watching {
         WaitSignals::Polled(fd) => signals::read(fd).map(Wake::Interrupted),
-        _ => None,
+        WaitSignals::None => None,
     };
     let interrupt = match watching {
         WaitSignals::Polled(fd) => Some(Interrupt {
             fd: fd.as_fd(),
             take: &take_signal,
         }),
-        _ => None,
+        WaitSignals::None => None,
     };
     let waiting = Waiting {
         wait: take.wait,
         retry: Retry {
             delay: take.retry_delay,
         },
-        wakes: Some(wakes),
-        // Release notifications join the channel the signals arrive on.
-        notify: take.wait.map(|_| notify.clone()),
         interrupt,
         progress: Some(&mut show),
     };
@@ -100,10 +81,7 @@ pub(crate) fn take_lock(
         line.clear();
     }
     let held = result?.map_err(|err| refusal(target, take, err, reporter))?;
-    let interrupted = wakes
-        .try_iter()
-        .find_map(Wake::signal)
-        .or_else(|| signals::take_pending(&signals::TERMINATING));
+    let interrupted = signals::take_pending(&signals::TERMINATING);
     if let Some(signal) = interrupted {
         // Asked to stop while the last attempt succeeded: nobody will learn the token (or run
         // the command), so give the lock back rather than leave it to expire.

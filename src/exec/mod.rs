@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::exit::{self, Outcome};
 use crate::give_back;
 use crate::history;
-use crate::lock::{self, Acquisition, Held, Hold, Holding, LockError, Redlock, Target, Wake};
+use crate::lock::{self, Acquisition, Held, Hold, Holding, LockError, Redlock, Target};
 use crate::report::{event, token_id, Reporter};
 use crate::schema::ms;
 use crate::take::{take_lock, WaitSignals};
@@ -31,7 +31,6 @@ use events::Events;
 use guardian::Guardian;
 use renew::Watchdog;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::sync::mpsc;
 use supervise::{supervise, Ended, Lifecycle, Limits};
 
 pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyhow::Result<Outcome> {
@@ -68,10 +67,9 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
 
     // Not inherited by a re-entered command (above): it gets the action we were given.
     signals::default_sigchld()?;
-    let (wake_tx, wakes) = mpsc::channel();
     // Only a wait needs waking by a signal; one attempt is bounded by --timeout, and a signal
     // that comes meanwhile stays pending for `take_lock`'s check or the supervise loop.
-    let watch = WaitSignals::start(&lock, take, &wake_tx)?;
+    let watch = WaitSignals::start(take)?;
     // A waiting exec forks the guardian before it waits: a busy lock's hand-over then goes
     // straight from the grant to the command (the fork costs as much as the rest of a
     // hand-over's work on our side). Without a wait it is forked after the grant, for a busy
@@ -85,15 +83,12 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
         &target,
         take,
         Some(&args.command.join(" ")),
-        (&wake_tx, &wakes, &watch),
+        &watch,
         reporter,
     )?;
     let waited = asked.elapsed();
     let retention = crate::history::retention(&args.record);
     drop(watch);
-    // Signals the watcher took after `take_lock` looked: the command gets them once it runs, as
-    // it gets those that come later.
-    let early: Vec<libc::c_int> = wakes.try_iter().filter_map(Wake::signal).collect();
     let key = held.key.clone();
     let servers = lock.servers().len();
     let lifecycle = Lifecycle {
@@ -139,7 +134,7 @@ pub(crate) fn run(config: &Config, reporter: Reporter, args: &ExecArgs) -> anyho
     let mut watchdog = Watchdog::new(&mut lock, (&target, &key), held.clone(), schedule);
     let ended = supervise(
         &command,
-        (&mut events, early),
+        &mut events,
         &mut watchdog,
         &lifecycle,
         limits(args, running_since),

@@ -50,12 +50,12 @@ pub(super) struct Ended {
     pub(super) interrupted: Option<libc::c_int>,
 }
 
-/// Waits for the command to exit, forwarding signals (`early`: those that came before it ran),
-/// renewing the lock, and stopping the command if the lock is lost or it outlives
+/// Waits for the command to exit, forwarding signals (those that came before it ran are still
+/// pending, blocked, and come first), renewing the lock, and stopping the command if the lock is lost or it outlives
 /// `--max-runtime`.
 pub(super) fn supervise(
     command: &Supervised,
-    (events, early): (&mut Events, Vec<libc::c_int>),
+    events: &mut Events,
     watchdog: &mut Watchdog<'_>,
     lock: &Lifecycle<'_>,
     mut limits: Limits,
@@ -73,10 +73,6 @@ pub(super) fn supervise(
         *kill_at = Some(at);
         command.stopping(at);
     };
-    for signal in early {
-        ended.interrupted.get_or_insert(signal);
-        command.signal_group(signal);
-    }
     loop {
         // Asked first, after every wake-up: an exit that came with a deadline ends the run as
         // an exit, whatever else was due.

@@ -157,9 +157,7 @@ impl Redlock {
         // A waiter that listens on the rounds' connections subscribes behind every attempt, in
         // the same burst: the server reads the SUBSCRIBE right after the script that queued
         // us, so a release that comes after our place in the queue finds us listening (wait.rs).
-        let channel = waiter
-            .filter(|waiter| waiter.on_wires)
-            .map(|waiter| waiter.channel(target));
+        let channel = waiter.map(|waiter| waiter.channel(target));
         let (replies, pending) = self.nodes.round_until(
             op,
             |replies| !patient && decided(replies, needed, servers, target.width()),

@@ -176,13 +176,6 @@ impl Redlock {
         self.nodes.servers()
     }
 
-    /// Whether a waiter listens for its wake-ups on the connections its attempts use, from the
-    /// waiting thread (a wire reaches every server): a signal must then reach the wait as a
-    /// polled fd (`Waiting::interrupt`), not on the wake channel.
-    pub(crate) fn listens_on_its_connections(&self) -> bool {
-        self.nodes.listens()
-    }
-
     pub(crate) fn quorum(&self) -> usize {
         quorum::quorum(self.nodes.len())
     }

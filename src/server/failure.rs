@@ -10,6 +10,9 @@ use std::io;
 pub(crate) struct WireFailure {
     kind: io::ErrorKind,
     message: String,
+    /// The redis crate's own error, when a relay's session met it (relay.rs): given back as it
+    /// is, so that a Sentinel group's or a cluster's failure reads as it always has.
+    original: Option<redis::RedisError>,
 }
 
 impl WireFailure {
@@ -17,6 +20,23 @@ impl WireFailure {
         WireFailure {
             kind,
             message: message.into(),
+            original: None,
+        }
+    }
+
+    /// The failure a relay's session met, kept whole.
+    pub(crate) fn of_redis(err: redis::RedisError) -> WireFailure {
+        let kind = if err.is_timeout() {
+            io::ErrorKind::TimedOut
+        } else if err.is_connection_dropped() {
+            io::ErrorKind::ConnectionReset
+        } else {
+            io::ErrorKind::Other
+        };
+        WireFailure {
+            kind,
+            message: err.to_string(),
+            original: Some(err),
         }
     }
 
@@ -46,6 +66,9 @@ impl WireFailure {
     }
 
     pub(crate) fn error(&self) -> redis::RedisError {
+        if let Some(original) = &self.original {
+            return original.clone();
+        }
         io::Error::new(self.kind, self.message.clone()).into()
     }
 }

@@ -3,7 +3,7 @@
 //! sentinels (`redlock doctor` asks them `SENTINEL CKQUORUM`), or neither, a cluster.
 
 use super::blocking::Dialer;
-use super::{Endpoint, Server};
+use super::endpoint::{Endpoint, Server};
 use redis::ConnectionAddr;
 
 impl Server {

@@ -15,18 +15,34 @@ use super::failure::{WireAnswer, WireFailure};
 use redis::{RedisResult, Value};
 
 /// One request as it goes out: packed commands, of which replies after the first `skip` (of
-/// `count`) are wanted.
+/// `count`) are wanted, and where on a cluster they go.
 #[derive(Clone)]
 pub(crate) struct Request {
     pub(crate) packed: Vec<u8>,
     pub(crate) skip: usize,
     pub(crate) count: usize,
+    pub(crate) route: Route,
+}
+
+/// Where a request goes on a cluster, whose relay (relay.rs) routes it: to the master of its
+/// first key's slot, or, for what visits every master (`Session::each_node`), first the list
+/// of masters, then each by name. A single server's requests all go `ByKey`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Route {
+    #[default]
+    ByKey,
+    /// No command: the names of the cluster's masters, as an array.
+    Masters,
+    /// The master with this name (`host:port`), as the commands are, without redirections.
+    Node(String),
 }
 
 /// What a closure's requests got so far, in order.
 #[derive(Default)]
 pub(crate) struct Replay {
-    answered: Vec<(Vec<u8>, WireAnswer)>,
+    /// The server is a Redis Cluster: the closure names its keys for hash slots.
+    cluster: bool,
+    answered: Vec<(Request, WireAnswer)>,
     next: usize,
     /// The first request whose reply is not in yet: this run's result does not count.
     wanted: Option<Request>,
@@ -40,22 +56,36 @@ pub(crate) enum Step<T> {
 }
 
 impl Replay {
+    /// A record for a server that is a cluster (`cluster`) or not.
+    pub(crate) fn new(cluster: bool) -> Replay {
+        Replay {
+            cluster,
+            ..Replay::default()
+        }
+    }
+
+    pub(super) fn cluster(&self) -> bool {
+        self.cluster
+    }
+
     /// The next reply for a request, from the record, or `None` (after recording what the
     /// request was) when it has not come yet.
     pub(super) fn reply(
         &mut self,
         packed: &[u8],
-        skip: usize,
-        count: usize,
+        (skip, count): (usize, usize),
+        route: Route,
     ) -> RedisResult<Vec<Value>> {
         if self.wanted.is_some() {
             return Err(pending());
         }
         match self.answered.get(self.next) {
-            Some((sent, _)) if sent != packed => Err(std::io::Error::other(
-                "internal error: a request changed when its closure ran again",
-            )
-            .into()),
+            Some((sent, _)) if sent.packed != packed || sent.route != route => {
+                Err(std::io::Error::other(
+                    "internal error: a request changed when its closure ran again",
+                )
+                .into())
+            }
             Some((_, answer)) => {
                 self.next += 1;
                 answer.clone().map_err(|failure| failure.error())
@@ -65,6 +95,7 @@ impl Replay {
                     packed: packed.to_vec(),
                     skip,
                     count,
+                    route,
                 });
                 Err(pending())
             }
@@ -84,7 +115,7 @@ impl Replay {
     /// The reply (or failure) to the request the last run asked to send.
     pub(crate) fn answer(&mut self, answer: WireAnswer) {
         if let Some(request) = self.wanted.take() {
-            self.answered.push((request.packed, answer));
+            self.answered.push((request, answer));
         }
     }
 

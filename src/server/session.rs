@@ -6,7 +6,7 @@
 
 use super::blocking::{only, Blocking};
 use super::cluster::Cluster;
-use super::replay::{Replay, Step};
+use super::replay::{Replay, Request, Route, Step};
 use super::route::Routed;
 use super::sentinel::Master;
 use crate::clock::BootInstant;
@@ -65,7 +65,44 @@ impl Session {
 
     /// Whether this is a cluster's, whose keys are named for hash slots (`lock::keys::Layout`).
     pub(crate) fn is_cluster(&self) -> bool {
-        matches!(self.inner, Inner::Cluster(_))
+        match &self.inner {
+            Inner::Cluster(_) => true,
+            Inner::Replay(record) => record.cluster(),
+            Inner::Direct(_) | Inner::Master(_) => false,
+        }
+    }
+
+    /// Sends a wire's request as the relay that carries it was handed it (relay.rs): by key,
+    /// or, on a cluster, to the master `route` names, or the list of masters.
+    pub(super) fn forward(&mut self, request: &Request) -> RedisResult<Vec<Value>> {
+        let (packed, skip, count) = (&request.packed[..], request.skip, request.count);
+        match (&request.route, &mut self.inner) {
+            (Route::ByKey, _) => self.req_packed_commands(packed, skip, count),
+            (Route::Masters, Inner::Cluster(routed)) => {
+                let map = routed.map()?;
+                let names = map.masters().into_iter();
+                let names = names.map(|node| Value::BulkString(node.to_string().into_bytes()));
+                Ok(vec![Value::Array(names.collect())])
+            }
+            (Route::Node(name), Inner::Cluster(routed)) => {
+                let map = routed.map()?;
+                let node = map
+                    .masters()
+                    .into_iter()
+                    .find(|node| node.to_string() == *name);
+                let node = node.cloned().ok_or_else(|| {
+                    std::io::Error::other(format!("{name} is no longer a master of the cluster"))
+                })?;
+                let connection = routed.connection(&node)?;
+                connection
+                    .req_packed_commands(packed, skip, count)
+                    .inspect_err(|err| routed.failed(&node, err))
+            }
+            _ => Err(std::io::Error::other(
+                "internal error: a request for a cluster's node, to a server that is not one",
+            )
+            .into()),
+        }
     }
 
     /// Bounds every step of the requests that follow by `deadline`.
@@ -91,6 +128,15 @@ impl Session {
     ) -> RedisResult<Vec<T>> {
         match &mut self.inner {
             Inner::Direct(connection) => Ok(vec![visit(connection)?]),
+            // A cluster's, on a relay: the masters' names first, then each by name.
+            Inner::Replay(record) if record.cluster() => {
+                let names = record.reply(&[], (0, 1), Route::Masters).and_then(only)?;
+                let names: Vec<String> = redis::from_redis_value(names)?;
+                names
+                    .into_iter()
+                    .map(|name| visit(&mut AtNode { record, name }))
+                    .collect()
+            }
             Inner::Replay(_) | Inner::Master(_) => Ok(vec![visit(self)?]),
             Inner::Cluster(routed) => {
                 let map = routed.map()?;
@@ -136,7 +182,7 @@ impl ConnectionLike for Session {
                 .and_then(not_a_cluster_node),
             Inner::Cluster(routed) => routed.request(cmd, 0, 1).and_then(only),
             Inner::Replay(record) => record
-                .reply(cmd, 0, 1)
+                .reply(cmd, (0, 1), Route::ByKey)
                 .and_then(only)
                 .and_then(not_a_cluster_node),
         }
@@ -153,7 +199,7 @@ impl ConnectionLike for Session {
             Inner::Master(master) => master.request(cmd, offset, count),
             // A pipeline goes where its first command's key is served.
             Inner::Cluster(routed) => routed.request(cmd, offset, count),
-            Inner::Replay(record) => record.reply(cmd, offset, count),
+            Inner::Replay(record) => record.reply(cmd, (offset, count), Route::ByKey),
         }
     }
 
@@ -174,5 +220,39 @@ impl ConnectionLike for Session {
             Inner::Direct(connection) => connection.is_open(),
             Inner::Master(_) | Inner::Cluster(_) | Inner::Replay(_) => true,
         }
+    }
+}
+
+/// A cluster's master, by name, as a replayed session reaches it (`Session::each_node`).
+struct AtNode<'a> {
+    record: &'a mut Replay,
+    name: String,
+}
+
+impl ConnectionLike for AtNode<'_> {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        self.req_packed_commands(cmd, 0, 1).and_then(only)
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        let route = Route::Node(self.name.clone());
+        self.record.reply(cmd, (offset, count), route)
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+
+    fn check_connection(&mut self) -> bool {
+        redis::cmd("PING").query::<String>(self).is_ok()
+    }
+
+    fn is_open(&self) -> bool {
+        true
     }
 }

@@ -21,12 +21,16 @@
 //! (no round trip of its own); messages may still come until the server has read that, and
 //! none after its reply.
 
+use super::endpoint::Server;
 use super::failure::{WireAnswer, WireFailure};
+use super::message::is_message;
+use super::relay::{Outcome, Relay};
+use super::replay::Request;
 use super::resp::frame_length;
 use super::socket::{Reach, Socket};
 use crate::clock::BootInstant;
 use redis::Value;
-use rustix::event::{PollFd, PollFlags};
+use rustix::event::PollFlags;
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -60,7 +64,7 @@ struct Owed {
 }
 
 pub(crate) struct Wire {
-    socket: Socket,
+    carrier: Carrier,
     out: Vec<u8>,
     input: Vec<u8>,
     owed: VecDeque<Owed>,
@@ -81,11 +85,32 @@ pub(crate) struct Wire {
     first_reply: Option<Duration>,
 }
 
+/// What carries a wire's requests: our own socket, or a relay's thread (relay.rs), which is
+/// handed each request whole and hands back each answer.
+enum Carrier {
+    Socket(Socket),
+    Relay(Relay),
+}
+
 impl Wire {
     /// Starts connecting to `reach` (a Unix socket connects at once) and queues the set-up.
     pub(crate) fn open(reach: &Reach) -> Result<Wire, WireFailure> {
-        let mut wire = Wire {
-            socket: Socket::open(reach)?,
+        let mut wire = Wire::on(Carrier::Socket(Socket::open(reach)?));
+        for command in super::setup::commands(reach.settings()) {
+            wire.queue(&command, (0, 1), Sink::Setup);
+        }
+        Ok(wire)
+    }
+
+    /// Starts the relay that carries requests to `server`, which no socket of ours reaches (a
+    /// Sentinel group, a cluster, RESP3), each bounded by its budget for `timeout`.
+    pub(crate) fn relay(server: &Server, timeout: Duration) -> Result<Wire, WireFailure> {
+        Ok(Wire::on(Carrier::Relay(Relay::start(server, timeout)?)))
+    }
+
+    fn on(carrier: Carrier) -> Wire {
+        Wire {
+            carrier,
             out: Vec::new(),
             input: Vec::new(),
             owed: VecDeque::new(),
@@ -95,27 +120,58 @@ impl Wire {
             subscribed: false,
             opened: BootInstant::now(),
             first_reply: None,
-        };
-        for command in super::setup::commands(reach.settings()) {
-            wire.send(&command, 0, 1, Sink::Setup);
         }
-        Ok(wire)
     }
 
-    /// Queues a request of `count` commands whose replies after the first `skip` go to `to`.
-    /// A script's first run on this connection carries its source (scripts.rs).
-    pub(crate) fn send(&mut self, packed: &[u8], skip: usize, count: usize, to: Sink) {
-        if self.subscribed {
-            self.subscribed = false;
-            self.out
-                .extend_from_slice(&redis::cmd("UNSUBSCRIBE").get_packed_command());
-            self.owe(1, 0, Sink::Discard, Some(false));
+    /// Queues `request`, whose replies after the first `skip` (of `count`) go to `to`. A
+    /// script's first run on this connection carries its source (scripts.rs).
+    pub(crate) fn send(&mut self, request: &Request, to: Sink) {
+        self.send_reaching(request, to, false);
+    }
+
+    /// `send`, and on a Sentinel group's relay also to the masters the run used before the one
+    /// it uses now (`Server::former`), their answers not counted: a release or an extension.
+    pub(crate) fn send_everywhere(&mut self, request: &Request, to: Sink) {
+        self.send_reaching(request, to, true);
+    }
+
+    fn send_reaching(&mut self, request: &Request, to: Sink, everywhere: bool) {
+        self.leave_channel();
+        match &self.carrier {
+            Carrier::Socket(_) => {
+                let (skip, count) = (request.skip, request.count);
+                self.queue(&request.packed, (skip, count), to);
+            }
+            Carrier::Relay(relay) => {
+                // The relay's session sends a script's source itself (blocking.rs).
+                relay.ask(request, everywhere);
+                self.owe(request.count, request.skip, to, None);
+            }
         }
+    }
+
+    /// Queues packed commands on the socket, a script's first run with its source.
+    fn queue(&mut self, packed: &[u8], (skip, count): (usize, usize), to: Sink) {
         match super::scripts::first_use(packed, &mut self.scripts) {
             Some(eval) => self.out.extend_from_slice(&eval),
             None => self.out.extend_from_slice(packed),
         }
         self.owe(count, skip, to, None);
+    }
+
+    /// A request after a subscription leaves the channel first (see the module comment).
+    fn leave_channel(&mut self) {
+        if !self.subscribed {
+            return;
+        }
+        self.subscribed = false;
+        match &self.carrier {
+            Carrier::Socket(_) => self
+                .out
+                .extend_from_slice(&redis::cmd("UNSUBSCRIBE").get_packed_command()),
+            Carrier::Relay(relay) => relay.unsubscribe(),
+        }
+        self.owe(1, 0, Sink::Discard, Some(false));
     }
 
     fn owe(&mut self, count: usize, skip: usize, to: Sink, messages: Option<bool>) {
@@ -140,16 +196,19 @@ impl Wire {
 
     /// Subscribes to `channel`: its confirmation is the reply owed to `to`, and every message
     /// after it comes as `Sink::Pushed`. Nothing is sent if it already listens (one channel a
-    /// wire).
-    pub(crate) fn subscribe(&mut self, channel: &str, to: Sink) {
+    /// wire). A relay subscribes near `near`, the key whose scripts publish on it (relay.rs).
+    pub(crate) fn subscribe(&mut self, channel: &str, near: &str, to: Sink) {
         if self.subscribed {
             return;
         }
-        let subscribe = redis::cmd("SUBSCRIBE").arg(channel).get_packed_command();
-        self.send(&subscribe, 0, 1, to);
-        if let Some(owed) = self.owed.back_mut() {
-            owed.messages = Some(true);
+        match &self.carrier {
+            Carrier::Socket(_) => {
+                let subscribe = redis::cmd("SUBSCRIBE").arg(channel).get_packed_command();
+                self.out.extend_from_slice(&subscribe);
+            }
+            Carrier::Relay(relay) => relay.subscribe(channel, near),
         }
+        self.owe(1, 0, to, Some(true));
         self.subscribed = true;
     }
 
@@ -175,17 +234,29 @@ impl Wire {
     }
 
     fn writing(&self) -> bool {
-        self.socket.connecting() || !self.out.is_empty() || self.socket.wants_write()
+        // A relay is handed each request whole, at once.
+        let Carrier::Socket(socket) = &self.carrier else {
+            return false;
+        };
+        socket.connecting() || !self.out.is_empty() || socket.wants_write()
     }
 
     /// Whether closing it now may lose what we sent: a TLS connection on which a request is
     /// owed a reply and none has come yet (socket.rs, "The end"); if so, whether its server has
     /// yet to answer the handshake (since when it has been connecting), or has not answered
     /// our request yet (`None`: the server is there, and may not have read it).
+    ///
+    /// A relay's requests are carried by its thread, which goes with the process: while one is
+    /// owed an answer it is unconfirmed, its server there (`None`), as the thread of a round
+    /// was waited for before we went.
     pub(crate) fn unconfirmed(&self) -> Option<Option<BootInstant>> {
+        let socket = match &self.carrier {
+            Carrier::Socket(socket) => socket,
+            Carrier::Relay(_) => return (self.failed.is_none() && self.owes()).then_some(None),
+        };
         let unconfirmed =
-            self.failed.is_none() && self.socket.tls() && self.first_reply.is_none() && self.owes();
-        let handshaking = self.socket.connecting() || self.socket.handshaking();
+            self.failed.is_none() && socket.tls() && self.first_reply.is_none() && self.owes();
+        let handshaking = socket.connecting() || socket.handshaking();
         unconfirmed.then_some(handshaking.then_some(self.opened))
     }
 
@@ -210,7 +281,10 @@ impl Wire {
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.socket.fd()
+        match &self.carrier {
+            Carrier::Socket(socket) => socket.fd(),
+            Carrier::Relay(relay) => relay.fd(),
+        }
     }
 
     /// Moves bytes both ways as far as the socket allows without blocking, and returns what was
@@ -236,11 +310,20 @@ impl Wire {
     }
 
     fn pump(&mut self, answered: &mut Vec<(Sink, WireAnswer)>) -> Result<(), WireFailure> {
-        if !self.socket.connected()? {
+        let socket = match &mut self.carrier {
+            Carrier::Socket(socket) => socket,
+            Carrier::Relay(relay) => {
+                for outcome in relay.take()? {
+                    self.hand_on(outcome, answered);
+                }
+                return Ok(());
+            }
+        };
+        if !socket.connected()? {
             return Ok(());
         }
-        self.socket.write_from(&mut self.out)?;
-        let closed = self.socket.read_into(&mut self.input)?;
+        socket.write_from(&mut self.out)?;
+        let closed = socket.read_into(&mut self.input)?;
         self.take_replies(answered)?;
         if closed {
             return Err(WireFailure::new(
@@ -249,6 +332,21 @@ impl Wire {
             ));
         }
         Ok(())
+    }
+
+    /// What a relay handed back: an answer to the oldest request, whole, or a message.
+    fn hand_on(&mut self, outcome: Outcome, answered: &mut Vec<(Sink, WireAnswer)>) {
+        let answer = match outcome {
+            Outcome::Message(message) => return answered.push((Sink::Pushed, Ok(vec![message]))),
+            Outcome::Answer(answer) => answer,
+        };
+        let Some(owed) = self.owed.pop_front() else {
+            return;
+        };
+        if self.first_reply.is_none() {
+            self.first_reply = Some(BootInstant::now().since(self.opened));
+        }
+        answered.push((owed.to, answer));
     }
 
     fn take_replies(&mut self, answered: &mut Vec<(Sink, WireAnswer)>) -> Result<(), WireFailure> {
@@ -296,56 +394,4 @@ impl Wire {
         self.input.drain(..start);
         Ok(())
     }
-}
-
-/// Whether a value that came on a subscribed connection is a message (`["message", channel,
-/// payload]`) rather than the reply to a request.
-fn is_message(value: &Value) -> bool {
-    matches!(value, Value::Array(parts)
-        if matches!(parts.first(), Some(Value::BulkString(kind)) if kind == b"message"))
-}
-
-/// The payload of a message that came as `Sink::Pushed` (`["message", channel, payload]`).
-pub(crate) fn payload(mut values: Vec<Value>) -> Option<Vec<u8>> {
-    let message = values.pop().filter(is_message)?;
-    let Value::Array(mut parts) = message else {
-        return None;
-    };
-    match parts.pop() {
-        Some(Value::BulkString(payload)) => Some(payload),
-        _ => None,
-    }
-}
-
-/// Waits up to `at_most` until one of `wires` (the failed ones aside) can move bytes the way
-/// it wants to (`Wire::interest`): the one poll(2) of a round, or of a waiter's subscriptions.
-/// Returns at once when none is left to wait on.
-pub(crate) fn wait_any<'a>(wires: impl Iterator<Item = &'a Wire>, at_most: Duration) {
-    let live: Vec<&Wire> = wires.filter(|wire| wire.failure().is_none()).collect();
-    if !live.is_empty() && !at_most.is_zero() {
-        wait_any_or(live.into_iter(), None, at_most);
-    }
-}
-
-/// `wait_any`, also until `bell` is readable (then true), and for all of `at_most` when there is
-/// nothing to wait on: a waiter's pause between rounds (`Loop::listen`).
-pub(crate) fn wait_any_or<'a>(
-    wires: impl Iterator<Item = &'a Wire>,
-    bell: Option<BorrowedFd<'_>>,
-    at_most: Duration,
-) -> bool {
-    let mut fds: Vec<PollFd<'_>> = wires
-        .filter(|wire| wire.failure().is_none())
-        .map(|wire| PollFd::from_borrowed_fd(wire.fd(), wire.interest()))
-        .collect();
-    if let Some(bell) = bell {
-        fds.push(PollFd::from_borrowed_fd(bell, PollFlags::IN));
-    }
-    let timeout = rustix::event::Timespec {
-        tv_sec: at_most.as_secs() as i64,
-        tv_nsec: i64::from(at_most.subsec_nanos()),
-    };
-    // An error (EINTR) is a wake-up like any other: the caller looks again.
-    let _ = rustix::event::poll(&mut fds, Some(&timeout));
-    bell.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty())
 }

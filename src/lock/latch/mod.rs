@@ -96,7 +96,7 @@ pub(crate) use decide::LatchError;
 pub(crate) use model::{Latch, Shape, MAX_COUNT};
 pub(crate) use rounds::{read, Listed};
 pub(crate) use verdict::{CountedId, Counting, LatchState};
-pub(crate) use wait::{LatchWait, LatchWake, Waited};
+pub(crate) use wait::{LatchWait, Waited};
 
 #[cfg(test)]
 pub(super) use lua::scripts;

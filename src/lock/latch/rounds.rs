@@ -58,17 +58,23 @@ impl Redlock {
     /// What every server holds of `latch`, merged into a view.
     pub(crate) fn latch_read(&mut self, latch: &Latch) -> View {
         let mut view = View::new(self.nodes.len());
-        self.latch_read_into(latch, &mut view);
+        self.latch_read_into(latch, &mut view, None);
         view
     }
 
     /// Reads `latch` on every server and adds what each showed to `view`.
-    pub(crate) fn latch_read_into(&mut self, latch: &Latch, view: &mut View) {
+    /// With `listen`, every wire subscribes to that channel behind the read, in the same burst:
+    /// a count-down the read did not see is announced to us (wait.rs).
+    pub(crate) fn latch_read_into(&mut self, latch: &Latch, view: &mut View, listen: Option<&str>) {
         let started = BootInstant::now();
-        let replies = self.nodes.round(|con| {
+        let op = |con: &mut Session| {
             let key = Layout::of(con).name(latch.keys.key()).into_owned();
             read(&key, con)
-        });
+        };
+        let replies = match listen {
+            Some(channel) => self.nodes.round_listening(op, channel),
+            None => self.nodes.round(op),
+        };
         self.observe(
             "latch-read",
             &printable(latch.keys.key()),

@@ -1,19 +1,18 @@
-//! Waiting for a latch to open: a read, then listening on the latch's channel on every server,
-//! a second read, and from then on what the count-downs announce, with a periodic re-read as
-//! the safety net and a read when the latch should expire (the module comment, rule 4). Both
-//! reads are retries, paced as every retry of the house is (`crate::retry`).
+//! Waiting for a latch to open: a read, with a subscription to the latch's channel behind it on
+//! every server's wire (in the same burst, so a count-down the read did not see is announced),
+//! then what the count-downs announce, heard on those wires between rounds (`Nodes::listen`),
+//! with a periodic re-read as the safety net and a read when the latch should expire (the
+//! module comment, rule 4). Re-reads are retries, paced as every retry of the house is
+//! (`crate::retry`).
 
 use super::decide::LatchError;
 use super::lua::parse_heard;
-use super::lua::LatchHeard;
 use super::model::Latch;
 use super::verdict::{Counting, LatchState};
 use super::view::View;
 use crate::clock::BootInstant;
-use crate::lock::queue::Subscriptions;
-use crate::lock::Redlock;
+use crate::lock::{Interrupt, Redlock, Wake};
 use crate::retry::Retry;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 /// A waiter's own re-reads (`crate::retry`, so a crowd spreads out): only for count-downs whose
@@ -27,23 +26,12 @@ const AFTER_EXPIRY: Retry = Retry {
     delay: Duration::from_millis(20),
 };
 
-/// Something that may end a pause.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum LatchWake {
-    /// A count-down announced by the server of this index.
-    Heard(usize, LatchHeard),
-    /// A signal asked us to stop.
-    Interrupted(i32),
-}
-
 /// How to wait.
 pub(crate) struct LatchWait<'a> {
     /// Wait this long at most; zero: look once.
     pub(crate) wait: Duration,
-    /// Signals and count-downs arrive here.
-    pub(crate) wakes: &'a Receiver<LatchWake>,
-    /// The sending side of `wakes`, for the subscriptions.
-    pub(crate) notify: Sender<LatchWake>,
+    /// What else ends a pause, polled beside the wires: a signal.
+    pub(crate) interrupt: Option<Interrupt<'a>>,
 }
 
 /// How a wait ended.
@@ -71,7 +59,7 @@ impl Redlock {
     ) -> Result<Waited, LatchError> {
         let give_up_at = BootInstant::now().add(how.wait);
         let mut view = View::new(self.nodes.len());
-        let mut subscriptions: Option<Subscriptions> = None;
+        let channel = latch.keys.channel();
         // What a quorum was last seen holding, and until when it should then live.
         let mut held: Option<Counting> = None;
         let mut held_until: Option<BootInstant> = None;
@@ -81,7 +69,7 @@ impl Redlock {
         let mut next_read = give_up_at;
         loop {
             if read {
-                self.latch_read_into(latch, &mut view);
+                self.latch_read_into(latch, &mut view, Some(&channel));
                 read = false;
                 next_read = RECHECK.next(give_up_at);
             }
@@ -129,45 +117,27 @@ impl Redlock {
                 }
                 return Ok(Waited::NotOpen(counting));
             }
-            if subscriptions.is_none() {
-                subscriptions = Some(Subscriptions::start_with(
-                    self.servers(),
-                    &latch.keys.channel(),
-                    self.nodes.timeout(),
-                    how.notify.clone(),
-                    |server, payload| {
-                        parse_heard(payload).map(|heard| LatchWake::Heard(server, heard))
-                    },
-                ));
-                // A count-down between the first read and the subscription was announced to
-                // nobody: read again now that nothing more can be missed.
-                read = true;
-                continue;
-            }
             let mut until = next_read;
             if let Some(expiry) = held_until {
                 until = until.min(expiry.add(AFTER_EXPIRY.pause()));
             }
-            match how.wakes.recv_timeout(until.remaining()) {
-                Ok(LatchWake::Interrupted(signal)) => return Ok(Waited::Interrupted(signal)),
-                Ok(LatchWake::Heard(server, heard)) => {
-                    read |= view.heard(server, &heard);
-                    // Count-downs come in bursts: take every one already here before deciding.
-                    while let Ok(wake) = how.wakes.try_recv() {
-                        match wake {
-                            LatchWake::Interrupted(signal) => {
-                                return Ok(Waited::Interrupted(signal))
-                            }
-                            LatchWake::Heard(server, heard) => read |= view.heard(server, &heard),
-                        }
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => read = true,
-                Err(RecvTimeoutError::Disconnected) => {
-                    std::thread::sleep(until.remaining());
-                    read = true;
+            let heard = self
+                .nodes
+                .listen(&channel, until, how.interrupt.map(|i| i.fd));
+            if let Some(Wake::Interrupted(signal)) = how
+                .interrupt
+                .filter(|_| heard.rang)
+                .and_then(|i| (i.take)())
+            {
+                return Ok(Waited::Interrupted(signal));
+            }
+            // Count-downs come in bursts: every one already here is taken before deciding.
+            for (server, payload) in &heard.messages {
+                if let Some(count_down) = parse_heard(payload) {
+                    read |= view.heard(*server, &count_down);
                 }
             }
+            read |= until.has_passed();
         }
     }
 }

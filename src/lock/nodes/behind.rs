@@ -13,10 +13,10 @@
 //! dropped, the task would wait for an answer that already came, until its round's deadline,
 //! and a one-shot `acquire --fence` would sit out one `--timeout` before it exits.
 
-use super::poll::{Feed, Loop, Next, Task, Unfinished};
-use super::round::{Cleanup, Op};
+use super::poll::Loop;
+use super::round::{Cleanup, Feed, Next, Op, Task, Unfinished};
 use crate::clock::BootInstant;
-use crate::server::{Replay, Session, Sink, Step, Wire};
+use crate::server::{Session, Sink, Step, Wire};
 use std::time::Duration;
 
 impl Loop {
@@ -32,6 +32,7 @@ impl Loop {
         for unfinished in late {
             let (op, cleanup) = (op.clone(), cleanup.clone());
             let mut replay = unfinished.replay;
+            let mut record = self.record(unfinished.index);
             let mut finished = false;
             let next = move |feed: Feed| {
                 if finished {
@@ -57,8 +58,7 @@ impl Loop {
                 let Some(cleanup) = &cleanup else {
                     return Next::Done;
                 };
-                let mut replay = Replay::default();
-                match Session::replay(&mut replay, &|con: &mut Session| {
+                match Session::replay(&mut record, &|con: &mut Session| {
                     cleanup(con, value.as_ref())
                 }) {
                     Step::Send(request) => Next::Tell(request),
@@ -108,13 +108,11 @@ impl Loop {
         match next {
             Next::Ask(request) => {
                 let sink = Sink::Late(task.id);
-                open.wire
-                    .send(&request.packed, request.skip, request.count, sink);
+                open.wire.send(&request, sink);
                 self.tasks.push(task);
             }
             Next::Tell(request) => {
-                open.wire
-                    .send(&request.packed, request.skip, request.count, Sink::Discard);
+                open.wire.send(&request, Sink::Discard);
                 // Its reply is waited for before we go, so that closing the wire cannot cut
                 // the clean-up off.
                 open.quiet_by = open.quiet_by.max(BootInstant::now().add(task.patience));

@@ -4,6 +4,7 @@
 
 use super::poll::Loop;
 use crate::clock::BootInstant;
+use crate::lock::keys::owner;
 use crate::server::{wait_any_or, Sink};
 use std::os::fd::BorrowedFd;
 
@@ -28,7 +29,7 @@ impl Loop {
         };
         for open in self.wires.iter_mut().flatten() {
             if open.wire.failure().is_none() && !open.wire.subscribed() {
-                open.wire.subscribe(channel, Sink::Discard);
+                open.wire.subscribe(channel, owner(channel), Sink::Discard);
             }
         }
         loop {

@@ -58,69 +58,64 @@
 //!   requests in the order we queued them, on one connection, and a late reply is still read
 //!   and dropped behind the request, in order, before any reply that follows it.
 //!
-//! Two ways to run a round, with the same properties: when a wire reaches every server (a single
-//! server over TCP, TLS or a Unix socket, in RESP2: `Server::reach`), one thread and one poll(2)
-//! over all their sockets (poll.rs); otherwise (a Sentinel group, a cluster, a server asked for
-//! RESP3 with `?protocol=3`, or a set mixing one of those with others) a thread per server, each
-//! with the redis crate's blocking connection (threads.rs). A round's requests are the same
-//! closures either way (server/replay.rs). Only the acquire is decided early on the threads;
-//! their other rounds, and a one-shot's exit (which joins the workers of late servers), still
-//! wait for every server: making the poll loop the only way (Sentinel and Cluster over the same
-//! wires) is the work left to do.
+//! - **Relays** change none of it: a server only the redis crate's session reaches (a Sentinel
+//!   group, a cluster, RESP3) is a wire whose requests a thread of its own carries, in the
+//!   order handed over, on one session (server/relay.rs); the round, its decision, the late
+//!   replies and their clean-ups are the loop's, as for any wire. Before we go, what such a
+//!   wire still owes is waited for, within `timeout` (its thread goes with the process, as
+//!   the thread of a round was joined).
+//!
+//! One way to run a round, for every kind of server: one thread and one poll(2) over every
+//! server's wire (poll.rs), a socket of ours (TCP, TLS, a Unix socket) or a relay's. A round's
+//! requests are closures run over the replies so far (server/replay.rs), so the same closure
+//! serves any server; a relay sends each whole, by key (on a cluster, also to each master by
+//! name: `Session::each_node`). Why not a thread per server, the way before: a round's
+//! decision, its late replies and their clean-ups would be argued, built and tested twice, and
+//! a round decided early would leave threads behind to be joined; and why not the poll loop
+//! speaking Sentinel and Cluster itself: discovery, slot maps and redirections are the redis
+//! crate's and ours already (server/sentinel, server/cluster), and a relay reuses them as they
+//! are for the cost of one thread per such server.
 //! - round.rs: a round's vocabulary: the request, a server's reply, a node's error, a clean-up.
-//! - threads.rs: the thread-per-server rounds; ask.rs: one server's request on its thread;
-//!   connection.rs: its connection, open between rounds; late.rs: a round decided before every
-//!   server answered, and the workers left waiting for the others.
-//! - poll.rs: the one-thread rounds; behind.rs: the late replies they stopped waiting for;
-//!   listen.rs: a waiter listening on their connections between rounds.
+//! - poll.rs: the rounds; behind.rs: the late replies they stopped waiting for; listen.rs: a
+//!   waiter listening on their connections between rounds.
 
-mod ask;
 mod behind;
-mod connection;
-mod late;
 mod listen;
 mod poll;
 mod round;
-mod threads;
 
 use crate::clock::BootInstant;
 // cluster: requests go out on a `Session` (server/session.rs), a plain connection or a
 // cluster's nodes routed by key; `keys::Layout::of(session)` names the keys for it.
 use crate::server::{Server, Session};
-use late::Late;
 pub(crate) use listen::Heard;
-use poll::{Loop, Unfinished};
+use poll::Loop;
 use redis::RedisResult;
+use round::Unfinished;
 pub(crate) use round::{Cleanup, NodeError, Op, Reply};
 use std::os::fd::BorrowedFd;
 use std::time::Duration;
-use threads::Threads;
 
-/// The servers, and our connections to them: on one thread with poll(2) when a wire reaches
-/// every server, otherwise a thread per server (threads.rs), whose connections are kept between
-/// rounds (waits, renewals) and replaced after any error (see `OpenConnection`).
+/// The servers, and our wires to them, kept between rounds (waits, renewals) and replaced after
+/// any error (poll.rs).
 pub(crate) struct Nodes {
     servers: Vec<Server>,
     timeout: Duration,
-    /// The thread-per-server rounds' connections and workers: empty when `poll` runs the rounds.
-    threads: Threads,
-    /// The poll loop's wires, when a wire reaches every server.
-    poll: Option<Loop>,
+    poll: Loop,
 }
 
 /// The servers a round decided early did not wait for: `Nodes::settle` says what their late
-/// replies need; dropped, nothing.
-pub(crate) enum Pending<T> {
-    Threads(Late<T>),
-    /// Their requests, still on their wires, and the closure that sent them (behind.rs).
-    Poll(Vec<Unfinished>, Op<T>),
+/// replies need; dropped, nothing. Their requests, still on their wires, and the closure that
+/// sent them (behind.rs).
+pub(crate) struct Pending<T> {
+    late: Vec<Unfinished>,
+    op: Op<T>,
 }
 
 impl Nodes {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Nodes {
         Nodes {
-            poll: Loop::new(&servers),
-            threads: Threads::new(&servers),
+            poll: Loop::new(&servers, timeout),
             servers,
             timeout,
         }
@@ -142,10 +137,22 @@ impl Nodes {
     /// Every reply is back, or given up on, by `timeout` after the call.
     pub(crate) fn round<T, F>(&mut self, op: F) -> Vec<Reply<T>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
         self.round_reaching(op, false)
+    }
+
+    /// `round`, each wire also subscribing to `channel` behind the request, in the same burst,
+    /// for `listen` to hear what is published there after the server read the request.
+    pub(crate) fn round_listening<T, F>(&mut self, op: F, channel: &str) -> Vec<Reply<T>>
+    where
+        F: Fn(&mut Session) -> RedisResult<T>,
+    {
+        self.poll.retire_stalled();
+        let everyone = vec![true; self.servers.len()];
+        let ask = (&op, Some(channel), false);
+        let (replies, _) = self.poll.round(&everyone, self.timeout, ask, |_| false);
+        replies.into_iter().flatten().collect()
     }
 
     /// `round`, also sent to the masters a Sentinel group's run used before the one it uses
@@ -153,33 +160,21 @@ impl Nodes {
     /// no copy of the lock is left where the sentinels once pointed.
     pub(crate) fn round_everywhere<T, F>(&mut self, op: F) -> Vec<Reply<T>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
         self.round_reaching(op, true)
     }
 
-    fn round_reaching<T, F>(&mut self, op: F, former: bool) -> Vec<Reply<T>>
+    fn round_reaching<T, F>(&mut self, op: F, everywhere: bool) -> Vec<Reply<T>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
-        if let Some(poll) = &mut self.poll {
-            // A request still in flight from a round decided without it goes out first on
-            // its wire, and is answered first: nothing to wait for here.
-            poll.retire_stalled();
-            let everyone = vec![true; self.servers.len()];
-            let (replies, _) = poll.round(&everyone, self.timeout, (&op, None), |_| false);
-            return replies.into_iter().flatten().collect();
-        }
-        // A request still in flight from a round decided without it (a late SET of ours) must
-        // reach its server before this one: a release overtaking it would leave that copy of
-        // the key behind.
-        self.threads.join_late();
-        self.threads.drop_late();
+        // A request still in flight from a round decided without it goes out first on its
+        // wire, and is answered first: nothing to wait for here.
+        self.poll.retire_stalled();
         let everyone = vec![true; self.servers.len()];
-        let timing = (self.timeout, former);
-        let replies = self.threads.round_on(&self.servers, timing, &everyone, op);
+        let ask = (&op, None, everywhere);
+        let (replies, _) = self.poll.round(&everyone, self.timeout, ask, |_| false);
         replies.into_iter().flatten().collect()
     }
 
@@ -187,16 +182,14 @@ impl Nodes {
     /// outcome (the module comment says why that is safe): the servers it did not wait for are
     /// `None`. Their request has gone out, and what they answer is read and dropped when their
     /// connection is next used, or left unread when we go. For a request that needs no clean-up
-    /// whatever it answers: a release, an extension, a fence's write-back. A thread per server
-    /// still waits for every server.
+    /// whatever it answers: a release, an extension, a fence's write-back.
     pub(crate) fn round_decided<T, F>(
         &mut self,
         op: F,
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> Vec<Option<Reply<T>>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
         let everyone = vec![true; self.servers.len()];
         self.round_reaching_until(&everyone, op, decided, true)
@@ -211,8 +204,7 @@ impl Nodes {
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> Vec<Option<Reply<T>>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
         self.round_reaching_until(targets, op, decided, false)
     }
@@ -225,119 +217,75 @@ impl Nodes {
         everywhere: bool,
     ) -> Vec<Option<Reply<T>>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
-        let Some(poll) = &mut self.poll else {
-            if everywhere {
-                return self
-                    .round_reaching(op, true)
-                    .into_iter()
-                    .map(Some)
-                    .collect();
-            }
-            return self
-                .threads
-                .round_on(&self.servers, (self.timeout, false), targets, op);
-        };
         if everywhere {
-            poll.retire_stalled();
+            self.poll.retire_stalled();
         }
-        let (replies, late) = poll.round(targets, self.timeout, (&op, None), decided);
-        poll.let_go(late, self.timeout);
+        let ask = (&op, None, everywhere);
+        let (replies, late) = self.poll.round(targets, self.timeout, ask, decided);
+        self.poll.let_go(late, self.timeout);
         replies
     }
 
     /// A follow-up to the last round, on the servers whose entry in `targets` is true only: it
-    /// goes out on the connection that carried that round's request even if the reply to it is
-    /// late (see `OpenConnection`). The others are neither connected to nor asked; their reply is `None`.
+    /// goes out on the wire that carried that round's request even if the reply to it is late
+    /// (poll.rs). The others are neither connected to nor asked; their reply is `None`.
     pub(crate) fn round_on<T, F>(&mut self, targets: &[bool], op: F) -> Vec<Option<Reply<T>>>
     where
-        T: Send,
-        F: Fn(&mut Session) -> RedisResult<T> + Sync,
+        F: Fn(&mut Session) -> RedisResult<T>,
     {
-        if let Some(poll) = &mut self.poll {
-            return poll.round(targets, self.timeout, (&op, None), |_| false).0;
-        }
-        self.threads
-            .round_on(&self.servers, (self.timeout, false), targets, op)
+        let ask = (&op, None, false);
+        self.poll.round(targets, self.timeout, ask, |_| false).0
     }
-}
 
-impl Nodes {
     /// Runs `op` against every server at once, like `round`, but returns as soon as `decided`
     /// says the replies in hand settle the outcome, without waiting for the slowest servers
     /// (their entry is `None`, and the `Pending` names them). A reply that arrives later is
-    /// never counted. With `listen` (only where `listens`), every connection also subscribes
-    /// to that channel behind the request, for `listen` to hear.
+    /// never counted. With `listen`, every wire also subscribes to that channel behind the
+    /// request, for `listen` to hear.
     pub(crate) fn round_until<T: Send + 'static>(
         &mut self,
         op: Op<T>,
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
         listen: Option<&str>,
     ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
-        let Some(poll) = &mut self.poll else {
-            let (replies, late) =
-                self.threads
-                    .round_until(&self.servers, self.timeout, op, decided);
-            return (replies, Pending::Threads(late));
-        };
-        poll.retire_stalled();
+        self.poll.retire_stalled();
         let everyone = vec![true; self.servers.len()];
-        let (replies, late) = poll.round(&everyone, self.timeout, (&*op, listen), decided);
-        (replies, Pending::Poll(late, op))
+        let ask = (&*op, listen, false);
+        let (replies, late) = self.poll.round(&everyone, self.timeout, ask, decided);
+        (replies, Pending { late, op })
     }
 
-    /// Whether a waiter can listen on the rounds' own connections (`listen`): a wire reaches
-    /// every server. Otherwise it subscribes on connections of its own (queue::Subscriptions).
-    pub(crate) fn listens(&self) -> bool {
-        self.poll.is_some()
-    }
-
-    /// Listens for messages on `channel` on every server's connection until one comes, `bell`
-    /// is readable, or `until` (see poll.rs's `Loop::listen`). Without `listens`, just waits.
+    /// Listens for messages on `channel` on every server's wire until one comes, `bell` is
+    /// readable, or `until` (see listen.rs's `Loop::listen`).
     pub(crate) fn listen(
         &mut self,
         channel: &str,
         until: BootInstant,
         bell: Option<BorrowedFd<'_>>,
     ) -> Heard {
-        match &mut self.poll {
-            Some(poll) => poll.listen(channel, until, bell),
-            None => {
-                std::thread::sleep(until.remaining());
-                Heard::default()
-            }
-        }
+        self.poll.listen(channel, until, bell)
     }
 
     /// What the late replies of a round decided early need: `cleanup` goes out behind each
-    /// late request, on its connection, given the late reply (`None` if none came in time).
-    /// With `at_once`, the caller goes on without another round soon (it holds a grant), so
-    /// on the one-thread rounds a clean-up whose reply is not in yet goes out now, given `None`,
-    /// rather than when the loop next runs; a thread of a round sends it as soon as it can.
+    /// late request, on its wire, given the late reply (`None` if none came in time). With
+    /// `at_once`, the caller goes on without another round soon (it holds a grant), so a
+    /// clean-up whose reply is not in yet goes out now, given `None`, rather than when the
+    /// loop next runs.
     pub(crate) fn settle<T: Send + 'static>(
         &mut self,
         pending: Pending<T>,
         cleanup: Option<Cleanup<T>>,
         at_once: bool,
     ) {
-        match pending {
-            Pending::Threads(late) => late.settle(cleanup),
-            Pending::Poll(late, op) => {
-                if let Some(poll) = &mut self.poll {
-                    poll.adopt(late, op, cleanup, (self.timeout, at_once));
-                }
-            }
-        }
+        let timing = (self.timeout, at_once);
+        self.poll.adopt(pending.late, pending.op, cleanup, timing);
     }
 }
 
 impl Drop for Nodes {
     fn drop(&mut self) {
-        if let Some(poll) = &mut self.poll {
-            poll.finish(self.timeout);
-        }
-        self.threads.join_late();
+        self.poll.finish(self.timeout);
     }
 }

@@ -14,18 +14,20 @@
 //!   is answered, or for one `timeout` at most: closing a socket with unread replies resets
 //!   the connection, and the server may not have read the clean-up yet.
 
-use super::round::{classify, Reply};
+use super::round::{classify, Feed, Reply, Task, Unfinished};
 use crate::clock::BootInstant;
+use crate::lock::keys::owner;
 use crate::server::{payload, wait_any};
-use crate::server::{
-    Reach, Replay, Request, Server, Session, Sink, Step, Wire, WireAnswer, WireFailure,
-};
+use crate::server::{Reach, Replay, Server, Session, Sink, Step, Wire, WireAnswer, WireFailure};
 use redis::RedisResult;
 use std::time::Duration;
 
-/// The wires of a round's servers, when a wire reaches every server (`Server::reach`).
+/// The wires of a round's servers: each our own socket, or a relay's (server/relay.rs).
 pub(super) struct Loop {
-    reach: Vec<Reach>,
+    servers: Vec<Server>,
+    /// How our own socket reaches each server; `None`: a relay carries its requests.
+    reach: Vec<Option<Reach>>,
+    timeout: Duration,
     pub(super) wires: Vec<Option<OpenWire>>,
     /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
     /// deadline.
@@ -66,93 +68,64 @@ struct Run<'a, T, F: ?Sized> {
     replies: Vec<Option<Reply<T>>>,
     started: BootInstant,
     timeout: Duration,
+    /// Each server's deadline: `timeout` after the start, or its budget (`Server::budget`).
+    deadlines: Vec<BootInstant>,
     /// False once the round is decided: later results are not counted.
     counting: bool,
     /// A channel to subscribe to behind each request, in the same burst (`Loop::listen`).
     listen: Option<&'a str>,
-}
-
-/// A server's request a round stopped waiting for.
-pub(crate) struct Unfinished {
-    pub(super) id: u64,
-    pub(super) index: usize,
-    pub(super) replay: Replay,
-    /// The round's deadline: no answer by then is a time-out.
-    pub(super) by: BootInstant,
-}
-
-/// What a task asks the loop to do next.
-pub(super) enum Next {
-    /// Send this, and give the task its answer.
-    Ask(Request),
-    /// Send this and forget it: the clean-up.
-    Tell(Request),
-    /// Its request is on the wire: wait for the answer.
-    Wait,
-    Done,
-}
-
-/// What a task is given.
-pub(super) enum Feed {
-    /// The answer to its request.
-    Answer(WireAnswer),
-    /// Nothing new: whether what it has finishes it.
-    Check,
-    /// Its deadline passed without an answer.
-    Expired,
-}
-
-/// A late request in the loop's charge (behind.rs).
-pub(super) struct Task {
-    pub(super) id: u64,
-    pub(super) index: usize,
-    pub(super) by: BootInstant,
-    /// The per-server timeout, for the clean-up's reply.
-    pub(super) patience: Duration,
-    pub(super) next: Box<dyn FnMut(Feed) -> Next + Send>,
+    /// Also to a Sentinel group's former masters (`Wire::send_everywhere`).
+    everywhere: bool,
 }
 
 impl Loop {
-    pub(super) fn new(servers: &[Server]) -> Option<Loop> {
-        let reach = servers
-            .iter()
-            .map(Server::reach)
-            .collect::<Option<Vec<_>>>()?;
-        Some(Loop {
+    pub(super) fn new(servers: &[Server], timeout: Duration) -> Loop {
+        let reach: Vec<Option<Reach>> = servers.iter().map(Server::reach).collect();
+        Loop {
+            timeout,
             wires: reach.iter().map(|_| None).collect(),
+            servers: servers.to_vec(),
             reach,
             retired: Vec::new(),
             tasks: Vec::new(),
             next_id: 0,
             pushed: Vec::new(),
             early: Vec::new(),
-        })
+        }
+    }
+
+    /// A record of server `index`'s replies, for its closure to run over (`Session::replay`).
+    pub(super) fn record(&self, index: usize) -> Replay {
+        Replay::new(self.servers[index].is_cluster())
     }
 
     /// Runs `op` for the servers whose entry in `targets` is true, until every one has its
     /// reply, `decided` says those in hand settle it, or `timeout` has passed. The servers it
     /// did not wait for (or not asked) are `None`; the first are also `Unfinished`, for
     /// `adopt` (behind.rs).
-    /// With `listen`, each wire subscribes to that channel behind its request (see `listen`).
+    /// With `listen`, each wire subscribes to that channel behind its request (see `listen`);
+    /// with `everywhere`, a Sentinel group's request also reaches its former masters.
     pub(super) fn round<T>(
         &mut self,
         targets: &[bool],
         timeout: Duration,
-        (op, listen): (
+        (op, listen, everywhere): (
             &(impl Fn(&mut Session) -> RedisResult<T> + ?Sized),
             Option<&str>,
+            bool,
         ),
         decided: impl Fn(&[Option<Reply<T>>]) -> bool,
     ) -> (Vec<Option<Reply<T>>>, Vec<Unfinished>) {
         let started = BootInstant::now();
-        let deadline = started.add(timeout);
+        let deadlines: Vec<BootInstant> = (self.servers.iter())
+            .map(|server| started.add(server.budget(timeout)))
+            .collect();
         let mut run = Run {
             op,
-            entries: targets
-                .iter()
-                .map(|&wanted| {
-                    wanted.then(|| Entry {
-                        replay: Replay::default(),
+            entries: (0..targets.len())
+                .map(|index| {
+                    targets[index].then(|| Entry {
+                        replay: self.record(index),
                         was_open: false,
                         finished: false,
                     })
@@ -161,8 +134,10 @@ impl Loop {
             replies: targets.iter().map(|_| None).collect(),
             started,
             timeout,
+            deadlines,
             counting: true,
             listen,
+            everywhere,
         };
         for index in 0..targets.len() {
             if let Some(entry) = run.entries[index].as_mut() {
@@ -170,15 +145,23 @@ impl Loop {
                 self.start(index, &mut run);
             }
         }
-        loop {
-            let waiting = (0..targets.len())
-                .any(|index| run.entries[index].is_some() && run.replies[index].is_none());
-            if !waiting || deadline.has_passed() || decided(&run.replies) {
+        // Until when the servers still waited for may answer.
+        let waited_until = |run: &Run<'_, T, _>| {
+            (0..targets.len())
+                .filter(|&index| run.entries[index].is_some() && run.replies[index].is_none())
+                .map(|index| run.deadlines[index])
+                .filter(|deadline| !deadline.has_passed())
+                .reduce(BootInstant::max)
+        };
+        while let Some(deadline) = waited_until(&run) {
+            if decided(&run.replies) {
                 break;
             }
             self.wait(deadline);
             self.collect(&mut run);
         }
+        let deadline = run.deadlines.iter().copied().reduce(BootInstant::max);
+        let deadline = deadline.unwrap_or(started);
         // Decided early: the servers not waited for still get their request before the round
         // returns (a wire still connecting holds it), as the Redlock algorithm asks of every
         // attempt; what they answer is no longer counted.
@@ -207,7 +190,7 @@ impl Loop {
             let open = self.wires[index]
                 .as_mut()
                 .expect("a server waited for has a wire");
-            if deadline.has_passed() && !entry.finished {
+            if run.deadlines[index].has_passed() && !entry.finished {
                 // Timed out: the request may still reach the server and be applied.
                 open.wire.retarget(Sink::Round(index), Sink::Discard);
                 open.stalled = true;
@@ -225,7 +208,7 @@ impl Loop {
                     id,
                     index,
                     replay: std::mem::take(&mut entry.replay),
-                    by: deadline,
+                    by: run.deadlines[index],
                 });
             }
         }
@@ -244,7 +227,11 @@ impl Loop {
             self.wires[index] = None;
         }
         if self.wires[index].is_none() {
-            match Wire::open(&self.reach[index]) {
+            let wire = match &self.reach[index] {
+                Some(reach) => Wire::open(reach),
+                None => Wire::relay(&self.servers[index], self.timeout),
+            };
+            match wire {
                 Ok(wire) => {
                     self.wires[index] = Some(OpenWire {
                         wire,
@@ -287,14 +274,13 @@ impl Loop {
             Step::Done(_) => entry.finished = true,
             Step::Send(request) => {
                 let open = self.wires[index].as_mut().expect("a wire was opened");
-                open.wire.send(
-                    &request.packed,
-                    request.skip,
-                    request.count,
-                    Sink::Round(index),
-                );
+                if run.everywhere {
+                    open.wire.send_everywhere(&request, Sink::Round(index));
+                } else {
+                    open.wire.send(&request, Sink::Round(index));
+                }
                 if let Some(channel) = run.listen {
-                    open.wire.subscribe(channel, Sink::Discard);
+                    open.wire.subscribe(channel, owner(channel), Sink::Discard);
                 }
             }
         }
@@ -335,7 +321,7 @@ impl Loop {
                     // our token and the compare-and-delete / compare-and-pexpire scripts do no
                     // harm when applied twice.
                     *entry = Entry {
-                        replay: Replay::default(),
+                        replay: Replay::new(self.servers[index].is_cluster()),
                         was_open: false,
                         finished: false,
                     };

@@ -1,9 +1,10 @@
 //! The vocabulary of a round: the request every server is sent (`Op`), what one server
 //! replied (`Reply`), why its vote did not count (`NodeError`, and `classify`, which turns what
-//! went wrong into one), and the clean-up sent behind a late reply (`Cleanup`).
+//! went wrong into one), the clean-up sent behind a late reply (`Cleanup`), and what the loop
+//! keeps of a request a round stopped waiting for (`Unfinished`, then a `Task`: behind.rs).
 
 use crate::clock::BootInstant;
-use crate::server::Session;
+use crate::server::{Replay, Request, Session, WireAnswer};
 use redis::{RedisError, RedisResult};
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,4 +76,44 @@ pub(super) fn classify(err: RedisError, timeout: Duration) -> NodeError {
     let text = err.to_string();
     let text = text.lines().next().unwrap_or("error").trim();
     NodeError::Down(crate::human::lowercase_first(text))
+}
+
+/// A server's request a round stopped waiting for.
+pub(crate) struct Unfinished {
+    pub(super) id: u64,
+    pub(super) index: usize,
+    pub(super) replay: Replay,
+    /// The round's deadline: no answer by then is a time-out.
+    pub(super) by: BootInstant,
+}
+
+/// What a task asks the loop to do next.
+pub(super) enum Next {
+    /// Send this, and give the task its answer.
+    Ask(Request),
+    /// Send this and forget it: the clean-up.
+    Tell(Request),
+    /// Its request is on the wire: wait for the answer.
+    Wait,
+    Done,
+}
+
+/// What a task is given.
+pub(super) enum Feed {
+    /// The answer to its request.
+    Answer(WireAnswer),
+    /// Nothing new: whether what it has finishes it.
+    Check,
+    /// Its deadline passed without an answer.
+    Expired,
+}
+
+/// A late request in the loop's charge (behind.rs).
+pub(super) struct Task {
+    pub(super) id: u64,
+    pub(super) index: usize,
+    pub(super) by: BootInstant,
+    /// The per-server timeout, for the clean-up's reply.
+    pub(super) patience: Duration,
+    pub(super) next: Box<dyn FnMut(Feed) -> Next + Send>,
 }

@@ -17,11 +17,12 @@
 //!    Each join keeps the queue alive for at least half the waiter's lease, never shortening
 //!    another waiter's: a live waiter asks again well within that, a crashed one is forgotten.
 //! 2. **Listen.** A waiter subscribes on every server to its own channel, `keys::wake_prefix`
-//!    followed by its entry. When a wire reaches every server, on the connection its attempts
-//!    use, behind every attempt in the same burst (`Nodes::listen`): the server reads the SUBSCRIBE
-//!    right after the script that queued it, so no release falls in between, the waiter listens
-//!    during every pause, whichever attempt came before it, and needs no connection or thread
-//!    more. Otherwise, once its first attempt failed, on connections of its own (listen.rs).
+//!    followed by its entry, on the connection its attempts use, behind every attempt in the
+//!    same burst (`Nodes::listen`): the server reads the SUBSCRIBE right after the script that
+//!    queued it, so no release falls in between, the waiter listens during every pause,
+//!    whichever attempt came before it, and needs no connection or thread more. (A Sentinel
+//!    group's or a cluster's relay subscribes on a connection of its own before it runs the
+//!    attempt handed over with the SUBSCRIBE, to the same effect: server/relay.rs.)
 //! 3. **Hand over.** A release (or a hold that ends, or `release --force`) wakes the head of
 //!    the queue: it publishes `go` on its channel, and if someone heard it, the head leaves the
 //!    queue and the key is set to the reservation `next:<entry>` instead of being deleted; if
@@ -50,9 +51,7 @@
 //!    hold up the others by one reservation at most.
 //! 5. **Leave.** A waiter that wins leaves the queue on every server: in the script that granted
 //!    it, then by a follow-up on the servers that refused it, and behind the late reply on the
-//!    servers the round did not wait for. A waiter with connections of its own to listen on
-//!    also publishes `done` on its channel, so that its listeners stop at once rather than
-//!    linger. A waiter that gives up leaves the same way.
+//!    servers the round did not wait for. A waiter that gives up leaves the same way.
 //!    A release that raced the win (it reached a server that had just refused the winner, while
 //!    the winner was still queued there) may have left a reservation naming it: leaving passes
 //!    any such reservation on to the next waiter, as a release would, so that nothing is kept
@@ -68,11 +67,6 @@
 //! still asks on its own schedule (wait.rs), a dead waiter is skipped at once (nobody hears its
 //! wake-up), and a reservation nobody takes expires, after which the next waiter is woken by
 //! whoever finds the key free, or asks on its own schedule.
-
-mod listen;
-mod polled;
-
-pub(crate) use listen::Subscriptions;
 
 use super::keys::RESERVATION;
 use super::script::{lua_part, Constant, Invocation, Part};
@@ -163,9 +157,6 @@ pub(crate) struct Waiter {
     /// Whether it listens for wake-ups on connections of its own (threads), so that leaving
     /// must tell its listeners to stop.
     pub(crate) listening: bool,
-    /// Whether it listens on the rounds' own connections instead (`Nodes::listen`): every
-    /// attempt subscribes behind its request, and nothing is left to stop when it leaves.
-    pub(crate) on_wires: bool,
 }
 
 impl Waiter {
@@ -188,7 +179,6 @@ impl Waiter {
             // within half of it.
             lease: (longest_pause * 2 + timeout) * 2,
             listening: false,
-            on_wires: false,
         }
     }
 }

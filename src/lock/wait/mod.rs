@@ -22,7 +22,6 @@ use crate::clock::BootInstant;
 use crate::retry::{self, Retry};
 use pause::Listening;
 use progress::Progress;
-use std::sync::mpsc::{Receiver, Sender};
 use std::time::Duration;
 
 /// How a waiting acquire waits, and what it may report while it does.
@@ -30,13 +29,8 @@ pub(crate) struct Waiting<'a> {
     /// Keep trying this long; `None` means one attempt.
     pub(crate) wait: Option<Duration>,
     pub(crate) retry: Retry,
-    /// Signals and release notifications arrive here; either may end a pause.
-    pub(crate) wakes: Option<&'a Receiver<Wake>>,
-    /// The sending side of `wakes`, for the release subscriptions. Without it a waiter only
-    /// retries on its schedule.
-    pub(crate) notify: Option<Sender<Wake>>,
-    /// What else ends a pause of a waiter that listens on the rounds' own connections
-    /// (`Nodes::listen`), which waits on sockets rather than on `wakes`: a signal.
+    /// What else ends a pause, beside a release heard on the rounds' own connections
+    /// (`Nodes::listen`): a signal, as a polled fd.
     pub(crate) interrupt: Option<Interrupt<'a>>,
     /// Told where things stand before each pause, and about once a second during one.
     pub(crate) progress: Option<&'a mut dyn FnMut(&WaitProgress)>,
@@ -72,16 +66,14 @@ impl Redlock {
         let Waiting {
             wait,
             retry,
-            wakes,
-            notify,
             interrupt,
             progress,
         } = waiting;
         let started = BootInstant::now();
         let give_up_at = wait.map(|wait| started.add(wait));
-        // Only a waiter that can be woken queues: without a subscription a queue place is
-        // worth nothing to anyone. Its entry is a token: who waits, for `status` to show.
-        let mut waiter = match notify.is_some() && wait.is_some_and(|w| !w.is_zero()) {
+        // Only a waiter queues: one attempt's queue place is worth nothing to anyone. Its entry
+        // is a token: who waits, for `status` to show.
+        let mut waiter = match wait.is_some_and(|w| !w.is_zero()) {
             true => Some(Waiter::new(
                 queue::entry(&new_token()?, target.is_shared()),
                 backoff::longest_pause(retry),
@@ -89,16 +81,14 @@ impl Redlock {
             )),
             false => None,
         };
-        let mut listening = Listening::new(wakes, notify, interrupt);
+        let mut listening = Listening::new(interrupt);
         let mut progress = Progress {
             report: progress,
             started,
         };
-        // When a wire reaches every server, the waiter listens on the connections its attempts use
-        // (every attempt subscribes behind its request), from this thread; otherwise on
-        // connections of its own, a thread each (queue::Subscriptions).
-        if let Some(waiter) = waiter.as_mut().filter(|_| self.nodes.listens()) {
-            waiter.on_wires = true;
+        // The waiter listens on the connections its attempts use (every attempt subscribes
+        // behind its request), from this thread.
+        if let Some(waiter) = &waiter {
             listening.on_wires(waiter.channel(target));
         }
         let mut splits = 0;
@@ -133,26 +123,9 @@ impl Redlock {
                 self.give_up(target, waiter.as_ref());
                 return Ok(Err(describe_busy(target, failure, &seen)));
             };
-            // Not queued anywhere (no subscriptions, or every server refused the script) is
-            // treated as first in line: the schedule of a waiter without a queue.
+            // Not queued anywhere (no waiter, or every server refused the script) is treated
+            // as first in line: the schedule of a waiter without a queue.
             let head = seen.rank.is_none_or(|rank| rank == 0);
-            if !listening.listens() {
-                if let Some(waiter) = waiter.as_mut() {
-                    if listening.subscribe(
-                        self.servers(),
-                        &waiter.channel(target),
-                        self.nodes.timeout(),
-                    ) {
-                        waiter.listening = true;
-                        // A release between that attempt and the subscription found nobody
-                        // listening on our channel and woke the next waiter instead. Only the
-                        // head would have been woken, so only the head looks again now.
-                        if head {
-                            continue;
-                        }
-                    }
-                }
-            }
             let pause = backoff::pause(retry, &seen, splits, head);
             let until = retry::not_after(pause, give_up_at);
             let status = WaitProgress {

@@ -32,6 +32,11 @@ fn a_cluster_failover_under_exec_keeps_the_lock_on_the_new_master() {
     let setup = Mixed::start();
     let (child, dir) = start_exec(&setup, FAILOVER_TTL, &[]);
     let old = setup.cluster.master_of(KEY).port;
+    // The grant was decided at the quorum (the two plain servers may answer first): the
+    // cluster's copy lands within the round's deadline after it.
+    wait_for("the lock held on the cluster", SLACK, || {
+        setup.cluster.node(old).get(KEY).is_some()
+    });
     let token = setup
         .cluster
         .node(old)
