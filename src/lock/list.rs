@@ -47,7 +47,7 @@ impl Redlock {
     /// (unless `walk_all`) one read of the index.
     pub(crate) fn list(&mut self, prefix: &str, walk_all: bool) -> Found {
         let started = BootInstant::now();
-        let mut nodes = self.sized_for_listing();
+        let (mut nodes, may_index) = self.sized_for_listing();
         let index = keys::index(prefix);
         let replies = nodes.round(|con| {
             let layout = Layout::of(con);
@@ -75,8 +75,9 @@ impl Redlock {
                     read_listed(layout, &ours, node, &mut found)
                 };
                 // No index on a cluster (it would be in a hash slot of its own). A server that
-                // cannot say its size (DBSIZE denied) is walked, as before the index.
-                if layout == Layout::Plain && !walk_all {
+                // cannot say its size (DBSIZE denied) is walked, as before the index. Where
+                // sizing found every server small, each is walked without asking again.
+                if layout == Layout::Plain && !walk_all && may_index {
                     let size: u64 = match redis::cmd("DBSIZE").query(node) {
                         Ok(size) => size,
                         // The server's own refusal (an ACL); a connection's failure ends here.
@@ -177,19 +178,25 @@ impl Redlock {
     /// request; one shared with 1,000,000 other keys 101 of them at most, where it took 1 to
     /// 3 s (a loaded VM). A server that refuses `DBSIZE` (an ACL from before it was needed)
     /// gets one `--timeout`, as before.
-    pub(super) fn sized_for_listing(&mut self) -> Nodes {
+    ///
+    /// Also whether any server may be over `INDEXED_ABOVE` keys: false when every server said
+    /// it has fewer, so that the listing walks them all without asking `DBSIZE` again. Which
+    /// servers are over it, the listing asks itself: a round sends one request to every server
+    /// and cannot hand each its own answer from this one.
+    pub(super) fn sized_for_listing(&mut self) -> (Nodes, bool) {
         let sizes = self.nodes.round(|con| {
             let sizes: Vec<u64> = con.each_node(|node| redis::cmd("DBSIZE").query(node))?;
             Ok(sizes.into_iter().max().unwrap_or(0))
         });
-        let keys = sizes
+        let answered: Vec<u64> = sizes
             .iter()
-            .filter_map(|reply| reply.result.as_ref().ok())
-            .max()
-            .copied()
-            .unwrap_or(0);
+            .filter_map(|reply| reply.result.as_ref().ok().copied())
+            .collect();
+        let keys = answered.iter().max().copied().unwrap_or(0);
+        let may_index = answered.len() < sizes.len() || keys > INDEXED_ABOVE;
         let timeout = self.nodes.timeout();
-        Nodes::new(self.servers().to_vec(), listing_budget(timeout, keys))
+        let nodes = Nodes::new(self.servers().to_vec(), listing_budget(timeout, keys));
+        (nodes, may_index)
     }
 }
 

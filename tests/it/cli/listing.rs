@@ -84,8 +84,12 @@ fn a_small_server_is_walked_and_finds_every_client_s_locks() {
     let cluster = Cluster::start(1);
     cluster.acquire_token("ours", &["--ttl", "60s"]);
     cluster.servers[0].set("redlock:theirs", "their-token");
+    cluster.servers[0].reset_stats();
     let listed = cluster.call(["status"]).succeeds();
     assert_eq!(listed_names(&listed.stdout_text()), ["ours", "theirs"]);
+    // Its size, asked once to time the listing, also says it is walked.
+    let dbsize = cluster.servers[0].command_calls().get("dbsize").copied();
+    assert_eq!(dbsize, Some(1));
     assert!(
         !listed.stderr_text().contains("index"),
         "{}",
