@@ -88,13 +88,12 @@ impl Redlock {
         let ttl_ms = ttl.as_millis() as u64;
         let op: Op<Vote> = {
             let (token, fenced, order) = (token.to_string(), target.fence, order.clone());
-            let (entry, stamp, queued, lease, listening) = match waiter {
+            let (entry, stamp, queued, lease) = match waiter {
                 Some(w) => (
                     w.entry.clone(),
                     w.stamp_ms,
                     w.queued,
                     w.lease.as_millis() as u64,
-                    w.listening,
                 ),
                 None => Default::default(),
             };
@@ -133,7 +132,6 @@ impl Redlock {
                     .arg(stamp)
                     .arg(lease)
                     .arg(&hand_over.wake_prefix)
-                    .arg(if listening { "1" } else { "0" })
                     .arg(hand_over.reserve_ms)
                     .arg(if semaphore { "1" } else { "0" })
                     .arg(if queued { "1" } else { "0" })

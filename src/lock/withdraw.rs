@@ -25,7 +25,7 @@ pub(super) static WITHDRAW: Lua = lua!(
 );
 
 /// What one attempt does after its round: delete `keys` where they hold our token, and leave
-/// the queue when `leave` names the waiter (its entry, and whether it listens).
+/// the queue when `leave` names the waiter (its entry).
 #[derive(Clone)]
 struct Withdrawal {
     /// The target's keys, its readers for a shared target or its limit key for a semaphore,
@@ -36,7 +36,7 @@ struct Withdrawal {
     token: String,
     /// The key a grant holds: our token stays there.
     kept: String,
-    leave: Option<(String, bool)>,
+    leave: Option<String>,
     wake_prefix: String,
     reserve_ms: u64,
 }
@@ -66,7 +66,7 @@ impl Withdrawal {
     }
 
     fn send(&self, con: &mut Session) -> redis::RedisResult<()> {
-        let (entry, listening) = self.leave.clone().unwrap_or_default();
+        let entry = self.leave.clone().unwrap_or_default();
         let layout = Layout::of(con);
         let _: i64 = WITHDRAW
             .eval(&layout.names(&self.keys))
@@ -74,7 +74,6 @@ impl Withdrawal {
             .arg(entry)
             .arg(&self.wake_prefix)
             .arg(self.reserve_ms)
-            .arg(if listening { "1" } else { "0" })
             .arg(&*layout.name(&self.kept))
             .arg(if self.shared { "1" } else { "0" })
             .arg(if self.semaphore { "1" } else { "0" })
@@ -102,9 +101,7 @@ impl Redlock {
         let withdrawal = Withdrawal {
             token: token.to_string(),
             kept: kept.unwrap_or_default().to_string(),
-            leave: waiter
-                .filter(|_| granted)
-                .map(|w| (w.entry.clone(), w.listening)),
+            leave: waiter.filter(|_| granted).map(|w| w.entry.clone()),
             ..Withdrawal::new(target, self.nodes.timeout())
         };
         let kept_index =
@@ -159,7 +156,7 @@ impl Redlock {
     /// does not cost a waiter that gives up the whole --timeout.
     pub(super) fn leave(&mut self, target: &Target, waiter: &Waiter) {
         let withdrawal = Withdrawal {
-            leave: Some((waiter.entry.clone(), waiter.listening)),
+            leave: Some(waiter.entry.clone()),
             ..Withdrawal::new(target, self.nodes.timeout())
         };
         let patient = self.observer.is_some();

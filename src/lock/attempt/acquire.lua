@@ -3,14 +3,13 @@
 --
 -- KEYS: the candidate keys in this attempt's order, then (with `--fence`) their fencing
 --   counters in the same order, then a semaphore's limit key, then the target's queue, and last
---   (when [14] says so) the index of the keys under the prefix.
+--   (when [13] says so) the index of the keys under the prefix.
 -- ARGV: [1] token, [2] ttl ms, [3] number of candidates, [4] fenced ('1'), and for a waiter
 --   (else empty) [5] its entry, [6] arrival stamp and [7] lease ms, then [8] the wake-up
---   prefix, [9] whether the waiter listens ('1'), [10] the reservation ms, [11] whether the
---   target is a semaphore ('1': its candidates are all its slots, and their number its limit),
---   and for a waiter [12] whether an earlier attempt queued it ('1', read by the shared
---   acquire only) and [13] how old a stamp may be, in ms (`queue::stamp_trusted`), and [14]
---   whether the last key is the index ('1': a key set is entered in it, list/index.lua; not on
+--   prefix, [9] the reservation ms, [10] whether the target is a semaphore ('1': its
+--   candidates are all its slots, and their number its limit), and for a waiter [11] whether
+--   an earlier attempt queued it ('1', read by the shared acquire only) and [12] how old a
+--   stamp may be, in ms (`queue::stamp_trusted`), and [13] whether the last key is the index ('1': a key set is entered in it, list/index.lua; not on
 --   a cluster, where it is in another hash slot).
 -- Returns: {i, false, 0, -1, false, counter, 0} when candidate i (1-based) was set, was handed
 --   to this waiter (a reservation naming it), or already holds our token (a request repeated on a fresh
@@ -35,9 +34,9 @@
 if redis.replicate_commands then redis.replicate_commands() end
 local token, ttl, n, entry = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
 local last, index = #KEYS, false
-if ARGV[14] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
+if ARGV[13] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
 local queue = KEYS[last]
-local semaphore = ARGV[11] == '1'
+local semaphore = ARGV[10] == '1'
 if semaphore then
   local other = limit_other(KEYS[last - 1], n)
   if other then return {0, false, 0, -1, false, 0, other} end
@@ -45,7 +44,7 @@ end
 -- Whether the free `key` just set for us stays ours; if not, the reservation replaced our
 -- token within this script, so nobody ever saw it.
 local function keeps(key)
-  return not queue_defer(key, queue, ARGV[8], ARGV[10], entry)
+  return not queue_defer(key, queue, ARGV[8], ARGV[9], entry)
 end
 local won, value, pttl, kind = 0, false, -1, false
 for i = 1, n do
@@ -83,10 +82,10 @@ for i = 1, n do
 end
 if won > 0 then
   if entry ~= '' then
-    queue_leave(queue, entry, ARGV[8], ARGV[9])
+    queue_leave(queue, entry)
     for i = won + 1, n do
       if redis.call('type', KEYS[i]).ok == 'string' and queue_claims(redis.call('get', KEYS[i]), entry) then
-        queue_hand_over(KEYS[i], queue, ARGV[8], ARGV[10], entry)
+        queue_hand_over(KEYS[i], queue, ARGV[8], ARGV[9], entry)
       end
     end
   end
@@ -97,5 +96,5 @@ if won > 0 then
   return {won, false, 0, -1, false, counter, 0}
 end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[13], ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[12], ARGV[7]) end
 return {0, value, pttl, rank, kind, 0, 0}

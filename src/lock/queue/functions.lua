@@ -7,8 +7,7 @@
 --   queue_join(queue, entry, stamp, trusted, lease): step 1; returns the rank. Reads the
 --     server's clock, then writes: scripts call `redis.replicate_commands()` first for servers
 --     before Redis 5.
---   queue_leave(queue, entry, prefix, listening): step 5; `listening` is '1' when the waiter
---     listens (its listeners are then told `done`).
+--   queue_leave(queue, entry): step 5.
 --   queue_claims(value, entry): step 4; whether the key's `value` is this waiter's.
 --   queue_hand_over(key, queue, prefix, reserve, own): step 3 for the freed `key`; `reserve` 0
 --     means wake nobody and delete the key (a failed attempt's clean-up).
@@ -29,10 +28,8 @@ local function queue_join(queue, entry, stamp, trusted, lease)
   return redis.call('zrank', queue, entry)
 end
 
-local function queue_leave(queue, entry, prefix, listening)
+local function queue_leave(queue, entry)
   redis.call('zrem', queue, entry)
-  -- pcall: a notification never decides an outcome (see queue_hand_over).
-  if listening == '1' then redis.pcall('publish', prefix .. entry, 'done') end
 end
 
 local function queue_claims(value, entry)

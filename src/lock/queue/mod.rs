@@ -154,9 +154,6 @@ pub(crate) struct Waiter {
     pub(crate) queued: bool,
     /// How long the queue is kept after it last asked: at least half of it is left each time.
     pub(crate) lease: Duration,
-    /// Whether it listens for wake-ups on connections of its own (threads), so that leaving
-    /// must tell its listeners to stop.
-    pub(crate) listening: bool,
 }
 
 impl Waiter {
@@ -178,7 +175,6 @@ impl Waiter {
             // Two of our longest pauses and a round, twice: a live waiter asks again well
             // within half of it.
             lease: (longest_pause * 2 + timeout) * 2,
-            listening: false,
         }
     }
 }

@@ -2,11 +2,11 @@
 -- when no writer holds the lock or waits ahead, or says who holds it and queues a waiter.
 --
 -- KEYS: [1] the lock key, [2] its readers, then (with `--fence`) [3] its fencing counter, then
---   the queue, and last (with [14]) the index: the same as attempt/acquire.lua's for one
+--   the queue, and last (with [13]) the index: the same as attempt/acquire.lua's for one
 --   candidate, but for the readers after the lock key.
 -- ARGV: the same as attempt/acquire.lua's ([1] token, [2] ttl ms, [4] fenced ('1'), [5] entry,
---   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] listening ('1'), [10] the
---   reservation ms, [12] queued before ('1'), [13] how old a stamp may be, [14] whether the
+--   [6] arrival stamp, [7] lease ms, [8] wake-up prefix, [9] the reservation ms, [11] queued
+--   before ('1'), [12] how old a stamp may be, [13] whether the
 --   last key is the index ('1'); the others are not read).
 -- Returns: the same as attempt/acquire.lua's: {1, false, 0, -1, false, counter, 0} when it
 --   holds a share, else {0, value, pttl, rank, type, 0, 0}.
@@ -24,7 +24,7 @@
 
 if redis.replicate_commands then redis.replicate_commands() end
 local last, index = #KEYS, false
-if ARGV[14] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
+if ARGV[13] == '1' then index, last = KEYS[#KEYS], #KEYS - 1 end
 local key, readers, queue = KEYS[1], KEYS[2], KEYS[last]
 local token, ttl, entry = ARGV[1], tonumber(ARGV[2]), ARGV[5]
 local now = shared_now()
@@ -32,7 +32,7 @@ local kind = redis.call('type', key).ok
 local value = false
 if kind == 'string' then value = redis.call('get', key) end
 local function granted()
-  if entry ~= '' then queue_leave(queue, entry, ARGV[8], ARGV[9]) end
+  if entry ~= '' then queue_leave(queue, entry) end
   local counter = 0
   if ARGV[4] == '1' then counter = tonumber(redis.call('hget', KEYS[3], 'fence')) or 0 end
   return {1, false, 0, -1, false, counter, 0}
@@ -43,10 +43,10 @@ if open then
   local place = entry ~= '' and redis.call('zscore', queue, entry)
   if place then
     open = not shared_writer_ahead(queue, tonumber(place), ARGV[8])
-  elseif entry == '' or ARGV[12] ~= '1' then
+  elseif entry == '' or ARGV[11] ~= '1' then
     open = not shared_writer_ahead(queue, now, ARGV[8])
   end
-  if not open and kind == 'none' and queue_defer(key, queue, ARGV[8], ARGV[10], entry) then
+  if not open and kind == 'none' and queue_defer(key, queue, ARGV[8], ARGV[9], entry) then
     kind, value = 'string', redis.call('get', key)
   end
 end
@@ -62,5 +62,5 @@ if pttl == -2 then pttl = 0 end
 local foreign = false
 if kind ~= 'string' and kind ~= 'none' then foreign = kind end
 local rank = -1
-if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[13], ARGV[7]) end
+if entry ~= '' then rank = queue_join(queue, entry, ARGV[6], ARGV[12], ARGV[7]) end
 return {0, value, pttl, rank, foreign, 0, 0}

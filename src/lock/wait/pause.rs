@@ -147,12 +147,7 @@ fn listen(
         if let Some(wake) = interrupt.filter(|_| news.rang).and_then(|i| (i.take)()) {
             return Some(wake);
         }
-        // Anything but `done` (a waiter's own leaving, which a waiter listening here never
-        // announces) says the lock was handed to us.
-        let released = news
-            .messages
-            .iter()
-            .filter(|(_, payload)| payload != b"done");
-        heard.extend(released.map(|_| Wake::Released));
+        // Every message on our own channel (a release's `go`) says the lock was handed to us.
+        heard.extend(news.messages.iter().map(|_| Wake::Released));
     }
 }

@@ -61,10 +61,10 @@ fn acquirers_while(server: &Redis, done: impl FnOnce()) -> BTreeSet<String> {
                             continue;
                         };
                         // "evalsha" "sha" "3" key queue index token ttl n fenced entry stamp
-                        // lease prefix listening reserve semaphore queued trusted indexed: a
-                        // mutex's acquire script without --fence
+                        // lease prefix reserve semaphore queued trusted indexed: a mutex's
+                        // acquire script without --fence
                         let items: Vec<&str> = command.split("\" \"").collect();
-                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 20 {
+                        if items[0].eq_ignore_ascii_case("\"evalsha") && items.len() == 19 {
                             seen.insert(items[10].to_string());
                         }
                     }
