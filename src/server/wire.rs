@@ -61,6 +61,8 @@ struct Owed {
     /// A SUBSCRIBE (`Some(true)`: messages may come after its reply) or an UNSUBSCRIBE
     /// (`Some(false)`: none after its reply).
     messages: Option<bool>,
+    /// When it was queued.
+    asked: BootInstant,
 }
 
 pub(crate) struct Wire {
@@ -181,6 +183,7 @@ impl Wire {
             got: Vec::new(),
             to,
             messages,
+            asked: BootInstant::now(),
         });
     }
 
@@ -246,13 +249,16 @@ impl Wire {
     /// yet to answer the handshake (since when it has been connecting), or has not answered
     /// our request yet (`None`: the server is there, and may not have read it).
     ///
-    /// A relay's requests are carried by its thread, which goes with the process: while one is
-    /// owed an answer it is unconfirmed, its server there (`None`), as the thread of a round
-    /// was waited for before we went.
+    /// A relay's requests are carried by its thread, which goes with the process, and it cannot
+    /// say whether it has written one yet: while one is owed an answer it is unconfirmed as a
+    /// handshake is, since the oldest was handed over.
     pub(crate) fn unconfirmed(&self) -> Option<Option<BootInstant>> {
         let socket = match &self.carrier {
             Carrier::Socket(socket) => socket,
-            Carrier::Relay(_) => return (self.failed.is_none() && self.owes()).then_some(None),
+            Carrier::Relay(_) => {
+                let oldest = self.owed.front().filter(|_| self.failed.is_none());
+                return oldest.map(|owed| Some(owed.asked));
+            }
         };
         let unconfirmed =
             self.failed.is_none() && socket.tls() && self.first_reply.is_none() && self.owes();

@@ -231,7 +231,9 @@ impl Loop {
     /// that did answer took to answer its first request, and a tenth of `timeout` at least
     /// (a busy machine's scheduling, not the network, is then what makes one server later than
     /// the others): a server that has not answered by then is stopped or far away. With no
-    /// answer anywhere, none is waited for.
+    /// answer anywhere, none is waited for. A relay's wire (server/relay) is the same case: its
+    /// thread, which goes with the process, may not have written what it was handed yet, so a
+    /// request still owed is given that long from when it was handed over.
     pub(super) fn finish(&mut self, timeout: Duration) {
         self.pump();
         let late: Vec<(u64, usize)> = self

@@ -62,8 +62,10 @@
 //!   group, a cluster, RESP3) is a wire whose requests a thread of its own carries, in the
 //!   order handed over, on one session (server/relay.rs); the round, its decision, the late
 //!   replies and their clean-ups are the loop's, as for any wire. Before we go, what such a
-//!   wire still owes is waited for, within `timeout` (its thread goes with the process, as
-//!   the thread of a round was joined).
+//!   wire still owes is waited for as an unanswered TLS handshake is (behind.rs's `finish`):
+//!   its thread goes with the process and may not have written it yet, so a server that is
+//!   merely slower is waited for, a stopped one not to the end; what is lost with it is a
+//!   liveness cost, as above.
 //!
 //! One way to run a round, for every kind of server: one thread and one poll(2) over every
 //! server's wire (poll.rs), a socket of ours (TCP, TLS, a Unix socket) or a relay's. A round's

@@ -1,8 +1,9 @@
 //! The quorum: a majority of distinct servers decides; a stopped minority costs no timeout (the
-//! round is decided on the others, plain or TLS alike), servers killed or black-holed cost one
+//! round is decided on the others, plain, TLS or a Sentinel group's relay alike), servers killed or black-holed cost one
 //! timeout between them, not one each, and an attempt that fails or is decided without them
 //! leaves no key behind.
 
+use crate::support::groups::{Group, Passwords};
 use crate::support::*;
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,40 @@ fn a_stopped_tls_server_costs_no_timeout_either() {
     // handshake: the round's TLS is the poll loop's own (server/socket.rs), which waits for it
     // no more than for a plain server's reply.
     a_stopped_minority_costs_nothing(&servers, &[0], &["--tls-ca", &certs.path("ca.crt")]);
+}
+
+#[test]
+fn a_stopped_sentinel_group_costs_no_timeout_either() {
+    let groups = Group::start_many(1, Passwords::default());
+    let plain = Cluster::start(2);
+    let group = WholeGroup(&groups[0]);
+    let servers: Vec<&dyn Stoppable> = vec![&group, &plain.servers[0], &plain.servers[1]];
+    // Its sentinels answer and name the master, which accepts the connection (the kernel
+    // does) and never answers: the relay's thread waits for it (server/relay), the round and
+    // the exit do not.
+    a_stopped_minority_costs_nothing(&servers, &[0], &[]);
+}
+
+/// A Sentinel group stopped whole, its master and its replica: its sentinels stay up, and with
+/// no replica to promote they cannot fail over while the test runs.
+struct WholeGroup<'a>(&'a Group);
+
+impl Stoppable for WholeGroup<'_> {
+    fn url(&self) -> String {
+        self.0.url()
+    }
+
+    fn stop(&self) {
+        self.0.nodes.iter().for_each(|node| node.stop());
+    }
+
+    fn resume(&self) {
+        self.0.nodes.iter().for_each(|node| node.resume());
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        self.0.nodes[0].get(key)
+    }
 }
 
 /// Acquire, extend and release with the servers `stopped` SIGSTOPped: each is decided on the

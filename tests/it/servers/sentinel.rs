@@ -299,3 +299,61 @@ fn a_tls_group_is_reached_over_tls_and_checked_against_the_ca() {
     // Without the CA, neither the sentinel nor the master is trusted.
     redlock(&["acquire", "other"]).assert().code(69);
 }
+
+#[test]
+fn a_waiter_on_sentinel_groups_is_woken_by_the_release_through_their_relays() {
+    // Every server a group: every round, and every wake-up, goes through relays (server/relay).
+    let groups = Group::start_many(3, Passwords::default());
+    let servers: Vec<String> = groups.iter().map(Group::url).collect();
+    let on = |args: &[&str]| {
+        let mut command = redlock_on(&servers.join(","));
+        command.env("REDLOCK_TIMEOUT", "2s").args(args);
+        command
+    };
+    let holder = on(&["acquire", "job", "--ttl", "30s"]).output().unwrap();
+    assert!(holder.status.success(), "{}", stderr_of(&holder));
+    let token = stdout_of(&holder);
+    // Queued and subscribed on every group's master: the relay subscribed before the attempt
+    // it was handed with the SUBSCRIBE ran, and only then handed the attempt's answer on.
+    let waiting = |group: &Group| {
+        let mut connection = group.master().connection();
+        let channels: Vec<String> = redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .arg(format!("{KEY}\x1fwake\x1f*"))
+            .query(&mut connection)
+            .unwrap_or_default();
+        let queued: usize = redis::cmd("ZCARD")
+            .arg(format!("{KEY}\x1fqueue"))
+            .query(&mut connection)
+            .unwrap_or(0);
+        channels.len() == 1 && queued == 1
+    };
+    let waiter = Cmd::new(on(&[
+        "acquire",
+        "job",
+        "--wait",
+        "30s",
+        "--retry-delay",
+        "20s",
+    ]))
+    .spawn_until("the waiter to queue and listen on every group", || {
+        groups.iter().all(waiting)
+    });
+    let released = Instant::now();
+    let release = on(&["release", "job", "--token", &token]).output().unwrap();
+    assert!(release.status.success(), "{}", stderr_of(&release));
+    let output = waiter.finish(SLACK);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    // Woken, not retried: its next try of its own was 10 s away at least.
+    assert!(
+        released.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        released.elapsed()
+    );
+    let won = stdout_of(&output);
+    let holding = groups
+        .iter()
+        .filter(|group| group.master().get(KEY).as_deref() == Some(won.as_str()))
+        .count();
+    assert!(holding >= 2, "held on {holding} of 3");
+}
