@@ -1,6 +1,6 @@
-//! A blocking connection, the redis crate's: what a thread of a round waits on for a Sentinel
-//! group's master and its sentinels, a cluster's nodes and a RESP3 server (and for a single
-//! server in a round beside those), and what `doctor` and the other one-off connections use
+//! A blocking connection, the redis crate's: what a relay's thread (relay/) waits on for a
+//! Sentinel group's master and its sentinels, a cluster's nodes and a RESP3 server, and what
+//! `doctor` and the other one-off connections use
 //! (`Server::connect_near`). It is opened and used the way a wire is (wire.rs), so that each
 //! costs what a wire costs in round trips:
 //! - its set-up (AUTH, SELECT, and a Sentinel group's master's ROLE: setup.rs) goes out in the
@@ -18,7 +18,7 @@
 //!
 //! A request whose reply does not come in time leaves its replies owed on the connection: the
 //! crate skips the first one when it comes, and this counts the rest, so that no late reply is
-//! ever taken for the answer to a later request (see `lock::nodes::OpenConnection`).
+//! ever taken for the answer to a later request (a relay keeps such a connection: relay/).
 
 use super::client::{client, connect, Tls};
 use super::scripts;

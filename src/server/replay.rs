@@ -3,8 +3,9 @@
 //! start each time one more reply is in, against a session that replays the replies it already
 //! got. When the closure asks for a reply not yet in, the session records the request and fails
 //! it, and this run's result is discarded: the request goes out, and the closure runs again once
-//! its reply is back. So the same closures serve a thread per server and one poll loop. This
-//! file keeps the record of what the requests got; a run over it is `Session::replay`'s.
+//! its reply is back. So one poll loop can carry every server's closure at once, and the same
+//! closures serve a blocking session (doctor's) as they are. This file keeps the record of what
+//! the requests got; a run over it is `Session::replay`'s.
 //!
 //! This relies on a round's closures being pure functions of their replies (they build their
 //! requests from captured values and what the servers answered, and touch nothing else), which

@@ -89,7 +89,7 @@ impl Routed {
     /// is asked for again: the node may have failed, and its slots moved to a replica.
     pub(super) fn failed(&mut self, node: &Node, err: &RedisError) {
         if err.is_timeout() {
-            // The connection still carries a request: see `OpenConnection` in lock::nodes.
+            // The connection still carries a request, whose reply blocking.rs skips when it comes.
             self.cluster.suspect();
         } else if err.is_io_error() || err.is_connection_dropped() {
             self.open.retain(|(open, _)| open != node);

@@ -74,7 +74,7 @@ enum Address {
 impl Reach {
     /// The single server `info` names as a wire reaches it, if it can: TCP, TLS (`rediss://`,
     /// configured from `tls` by tls.rs) or a Unix socket, spoken in RESP2. RESP3 connections stay
-    /// with the redis crate's own (a thread each in a round). An error says why the TLS files
+    /// with the redis crate's own (a relay's, in a round). An error says why the TLS files
     /// cannot serve.
     pub(crate) fn of(info: &redis::ConnectionInfo, tls: &Tls) -> Result<Option<Reach>, String> {
         let settings = info.redis_settings();

@@ -46,10 +46,9 @@ impl Redlock {
     /// quorum of servers woke it.
     /// Everyone else sleeps on their own schedule: the jittered retry delay stretched by their
     /// place in the queue; the head also wakes when the holder's observed TTL runs out (an
-    /// expiry announces nothing). A one-shot acquire never subscribes. A waiter on servers a
-    /// wire reaches (TCP, TLS, Unix sockets) subscribes behind every attempt on the attempt's
-    /// own connection and listens on those from this thread (queue, step 2); otherwise it
-    /// subscribes once its first attempt failed, on connections of its own.
+    /// expiry announces nothing). A one-shot acquire never subscribes. A waiter subscribes
+    /// behind every attempt on the attempt's own wire and listens on those from this thread
+    /// (queue, step 2).
     ///
     /// Safety does not depend on the queue: every grant is still a SET NX on a quorum with
     /// positive validity (`attempt`). The queue only decides whom a release wakes early; a
