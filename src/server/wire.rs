@@ -1,19 +1,15 @@
-//! A server's connection (TCP, TLS or a Unix socket, RESP2) that never blocks, so that one
-//! thread can carry a round's requests to every server at once and wait on all their sockets
-//! in one poll(2) (`lock::nodes::poll`). Reaching the server and moving bytes, TLS included, is
-//! the socket's (socket.rs, which says what TLS changes); this file owns what the bytes mean,
-//! the same over TLS as without.
+//! A round's connection to one server that never blocks, so that one thread can carry a round's
+//! requests to every server at once and wait on all of them in one poll(2) (`lock::nodes::poll`):
+//! our own socket (TCP, TLS or a Unix socket, in RESP2; socket.rs moves the bytes and says what
+//! TLS changes), or a relay's thread (relay/) for a server only the redis crate reaches. This
+//! file owns what the requests and replies mean, the same whichever carries them.
 //!
-//! A wire is a byte queue each way. Requests are appended to `out` and written as far as the
-//! socket takes them; every request says how many replies it is owed and who gets them, and
-//! replies are handed out strictly in the order the requests went out, which is the order a
-//! server answers one connection in. That order is what makes a late reply harmless: a request
-//! written behind one whose reply is late waits its turn on the wire, its reply is never taken
-//! for the late one's, and the server applies the two in that order.
-//!
-//! The connection's own set-up (AUTH, SELECT: setup.rs) is written in the same burst as the
-//! first request rather than a round trip ahead of it: the server runs them first because they
-//! come first.
+//! A wire is a queue each way. Every request says how many replies it is owed and who gets
+//! them, and replies are handed out strictly in the order the requests went out, which is the
+//! order a server answers one connection in. That order is what makes a late reply harmless: a
+//! request written behind one whose reply is late waits its turn on the wire, its reply is never
+//! taken for the late one's, and the server applies the two in that order. A socket's own set-up
+//! (AUTH, SELECT: setup.rs) goes in the same burst as the first request, and runs first.
 //!
 //! A wire may also listen: after `subscribe`, a message published on the channel comes as
 //! `Sink::Pushed`, between the replies. A RESP2 connection that has subscribed accepts no

@@ -76,10 +76,11 @@ impl Listener {
                             }
                         }
                         Err(err) if err.is_timeout() => {}
-                        // The connection is gone: no more wake-ups from this server.
-                        Err(_) => return,
+                        // The connection is gone: the next subscription makes a new one.
+                        Err(_) => break,
                     }
                 }
+                stopped.store(true, Ordering::Relaxed);
             })
             .ok()?;
         // The thread connects and subscribes within `timeout` (a Sentinel group's asking may
@@ -92,6 +93,7 @@ impl Listener {
         })
     }
 
+    /// Whether it listens on `channel` still (its thread ends when its connection does).
     pub(super) fn serves(&self, channel: &str) -> bool {
         self.channel == channel && !self.stop.load(Ordering::Relaxed)
     }

@@ -176,12 +176,15 @@ fn serve(server: &Server, timeout: Duration, orders: &Receiver<Order>, courier: 
             } => {
                 let deadline = BootInstant::now().add(server.budget(timeout));
                 let answer = ask(server, &mut session, (deadline, timeout), &request);
-                courier.hand(Outcome::Answer(answer));
+                // The former masters are asked before the answer is handed on, so that the
+                // wire owes it until they were: before we go, what a wire owes is waited for
+                // (lock/nodes/behind.rs's `finish`), and a release must reach them too.
                 if everywhere {
                     for mut former in server.former(deadline) {
                         let _ = run(&mut former, deadline, &request);
                     }
                 }
+                courier.hand(Outcome::Answer(answer));
             }
             Order::Subscribe { channel, .. } => {
                 let confirmed = listening.as_ref().filter(|l| l.serves(&channel));

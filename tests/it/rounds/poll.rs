@@ -154,16 +154,23 @@ fn a_waiter_listens_on_the_connections_its_attempts_use() {
         })
     });
     // One connection per server, the one its attempt used, now subscribed: the CLIENT LIST of
-    // each server shows ours (the test's) and that one.
+    // each server shows ours (the test's) and that one, once the test's earlier connections
+    // (the PUBSUB above) are gone: a server may not have read their end yet.
     for server in &cluster.servers {
         let mut ours = server.connection();
         let id: u64 = redis::cmd("CLIENT").arg("ID").query(&mut ours).unwrap();
-        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut ours).unwrap();
-        let others: Vec<&str> = clients
-            .lines()
-            .filter(|line| !line.starts_with(&format!("id={id} ")))
-            .collect();
-        assert_eq!(others.len(), 1, "clients of {}: {clients}", server.port);
+        let others = |ours: &mut redis::Connection| -> Vec<String> {
+            let clients: String = redis::cmd("CLIENT").arg("LIST").query(ours).unwrap();
+            (clients.lines())
+                .filter(|line| !line.starts_with(&format!("id={id} ")))
+                .map(str::to_string)
+                .collect()
+        };
+        wait_for("the test's own connections to close", WAIT, || {
+            others(&mut ours).len() <= 1
+        });
+        let others = others(&mut ours);
+        assert_eq!(others.len(), 1, "clients of {}: {others:?}", server.port);
         assert!(others[0].contains(" sub=1 "), "{}", others[0]);
         assert!(others[0].contains("cmd=subscribe"), "{}", others[0]);
     }
