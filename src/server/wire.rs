@@ -23,6 +23,7 @@ use super::message::is_message;
 use super::relay::{Outcome, Relay};
 use super::replay::Request;
 use super::resp::frame_length;
+use super::sink::Sink;
 use super::socket::{Reach, Socket};
 use crate::clock::BootInstant;
 use redis::Value;
@@ -31,22 +32,6 @@ use std::collections::VecDeque;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::time::Duration;
-
-/// Who gets a request's replies.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Sink {
-    /// The connection's set-up: an error reply fails the connection.
-    Setup,
-    /// The request of the round's entry with this index.
-    Round(usize),
-    /// A request a round stopped waiting for, now the late task with this id's
-    /// (`lock::nodes::poll`).
-    Late(u64),
-    /// Nobody: a clean-up's reply, or a late one nobody waits for.
-    Discard,
-    /// Not a reply: a message published on a channel the connection subscribed to.
-    Pushed,
-}
 
 struct Owed {
     /// Replies still to come, of which the first `skip` (still) are not wanted.
