@@ -210,11 +210,16 @@ impl Wire {
         }
     }
 
-    /// Whether a request is still waiting to be written (or the connection to be made): bytes
-    /// the socket would take if we waited for it, not those a TLS handshake holds until the
-    /// server answers it (socket.rs), which wait on the server as a reply does.
+    /// Whether a request is still waiting to be written: bytes the socket would take if we
+    /// waited for it, not those held for a connection or a TLS handshake the server has yet to
+    /// accept or answer (socket.rs), which wait on the server as a reply does.
     pub(crate) fn sending(&self) -> bool {
-        self.failed.is_none() && self.writing()
+        self.failed.is_none() && self.writing() && !self.connecting()
+    }
+
+    /// Whether its TCP connect is under way: nothing it carries has reached the server.
+    pub(crate) fn connecting(&self) -> bool {
+        self.failed.is_none() && matches!(&self.carrier, Carrier::Socket(s) if s.connecting())
     }
 
     fn writing(&self) -> bool {
@@ -225,10 +230,11 @@ impl Wire {
         socket.connecting() || !self.out.is_empty() || socket.wants_write()
     }
 
-    /// Whether closing it now may lose what we sent: a TLS connection on which a request is
-    /// owed a reply and none has come yet (socket.rs, "The end"); if so, whether its server has
-    /// yet to answer the handshake (since when it has been connecting), or has not answered
-    /// our request yet (`None`: the server is there, and may not have read it).
+    /// Whether closing it now may lose what we sent: a connection still connecting, or a TLS
+    /// one no reply has come on yet, on which a request is owed (socket.rs, "The end"); if so,
+    /// whether its server has yet to accept it or answer the handshake (since when it has been
+    /// connecting), or has not answered our request yet (`None`: the server is there, and may
+    /// not have read it).
     ///
     /// A relay's requests are carried by its thread, which goes with the process, and it cannot
     /// say whether it has written one yet: while one is owed an answer it is unconfirmed as a
@@ -241,8 +247,8 @@ impl Wire {
                 return oldest.map(|owed| Some(owed.asked));
             }
         };
-        let unconfirmed =
-            self.failed.is_none() && socket.tls() && self.first_reply.is_none() && self.owes();
+        let fresh = socket.connecting() || socket.tls() && self.first_reply.is_none();
+        let unconfirmed = self.failed.is_none() && fresh && self.owes();
         let handshaking = socket.connecting() || socket.handshaking();
         unconfirmed.then_some(handshaking.then_some(self.opened))
     }

@@ -166,13 +166,20 @@ impl Loop {
     /// are closed, as the thread of a round drops such a connection. Unless nothing ever came
     /// back on it: its server is stopped or cut off since we connected, a new connection would
     /// fare no better, and each one would wait in that server's listen queue, which a crowd of
-    /// waiters would fill (then no new connection can even be made, and every round waits out
-    /// its deadline to send its request). The requests on it are answered in order, if ever.
+    /// waiters would fill (then no new connection can even be made). The requests on it are
+    /// answered in order, if ever. A wire still connecting is replaced all the same: nothing
+    /// it carries has reached the server, and a fresh connection gets in the moment the server
+    /// accepts again, where the old one would wait for its handshake's next retransmission (a
+    /// second or more later).
     pub(super) fn retire_stalled(&mut self) {
         self.expire_tasks();
         for slot in &mut self.wires {
             if let Some(open) = slot.as_mut().filter(|open| {
-                open.stalled && !open.heard && !open.wire.sending() && open.wire.failure().is_none()
+                open.stalled
+                    && !open.heard
+                    && !open.wire.sending()
+                    && !open.wire.connecting()
+                    && open.wire.failure().is_none()
             }) {
                 open.stalled = false;
                 continue;
@@ -219,11 +226,14 @@ impl Loop {
     /// answered by now may be stopped, and waiting for it would cost every one-shot command
     /// the whole `--timeout` (the module comment of nodes/ says why that is safe).
     ///
-    /// But a TLS connection on which no reply has come yet may lose what we sent if we close
-    /// it now (server/socket.rs, "The end"): its handshake may still wait on the server, or the
-    /// server not have read past it. One whose server answered the handshake is there: its
-    /// first reply is waited for (within `timeout`), so that what it was sent is read before
-    /// we close. One whose server has not answered the handshake yet may be stopped, and
+    /// But closing a connection may lose what we sent on it: one still connecting has written
+    /// nothing yet (a round does not wait for the server to accept it: `Wire::sending`), and
+    /// over TLS, one on which no reply has come yet may have its handshake still wait on the
+    /// server, or the server not have read past it (server/socket.rs, "The end"). One whose
+    /// server answered the handshake is there: its first reply is waited for (within
+    /// `timeout`), so that what it was sent is read before we close. One whose server has not
+    /// accepted the connection or answered the handshake yet may be stopped (a stopped
+    /// server's full listen queue, or a host that is down, accepts no connection), and
     /// waiting for it to the end would cost every one-shot command the whole `--timeout`; not
     /// waiting at all would lose, on a server merely slower than the others, what every
     /// one-shot sends it (a release's delete: its copy of the lock would stay until its ttl).

@@ -8,8 +8,9 @@
 //! hold's give-back (keep.rs), a waiter's leave and a fence's write-back once a quorum did it
 //! (`round_decided`, `round_on_decided`; a refusal waits for every server, so that what a
 //! failure reports matches what it did). Every server is still sent its request before the
-//! round returns (over TLS, to a server yet to answer the handshake, it is queued behind it:
-//! server/socket.rs); what the ones not waited for answer is never counted. So a stopped
+//! round returns (to a server yet to accept the connection, or over TLS to answer the
+//! handshake, it is queued behind it, and written when the server does: server/wire.rs's
+//! `sending`); what the ones not waited for answer is never counted. So a stopped
 //! minority, which is what Redlock has N servers to tolerate, costs an operation nothing, where
 //! waiting for it cost every acquire, release and hand-over the whole `--timeout`. (With -v every
 //! answer is shown, so the round waits for all; a status, a history and the latch's rounds read
@@ -45,14 +46,19 @@
 //!   still wait for every server: a repair needs a majority of *all* servers, which a later
 //!   answer can complete, so "certain" needs its own rule there.
 //! - **Before we go**, the poll loop sends every clean-up still due and writes everything we
-//!   owe, but does not wait for replies (behind.rs's `finish`; over TLS, a connection no reply
-//!   has come back on yet is given a little time: server/socket.rs): a server applies a
-//!   connection's commands in order and before it reads the end of the connection, so what we
-//!   wrote reaches a stopped server when it runs again. What is lost anyway (a reset by
-//!   something in between; over TLS, what a connection held for a handshake its server had not
-//!   answered yet, or what a resumed server had not read when its answer to the first record
-//!   met our closed socket) leaves our token on a minority until the ttl, as a server that
+//!   owe, but does not wait for replies (behind.rs's `finish`; a connection still connecting,
+//!   and over TLS one no reply has come back on yet, is given a little time: server/socket.rs):
+//!   a server applies a connection's commands in order and before it reads the end of the
+//!   connection, so what we wrote reaches a stopped server when it runs again. What is lost
+//!   anyway (a reset by something in between; what a connection held for a server that had
+//!   not accepted it yet, a stopped one whose listen queue is full or a host that is down; over
+//!   TLS, what a connection held for a handshake its server had not answered yet, or what a
+//!   resumed server had not read when its answer to the first record met our closed socket)
+//!   leaves our token on a minority until the ttl, or sets nothing there, as a server that
 //!   stays away longer than the wait did before: a liveness cost, never an exclusion one.
+//! - **A request written after its round** (held by a connection its server accepted late)
+//!   is a request its server reads late, which the points above cover: what it sets is our
+//!   token on a minority, and the clean-up settled for it goes out behind it on the same wire.
 //! - **TLS** changes none of the rest: a TLS wire is a plain wire with rustls's state machine
 //!   between its queue and its socket (server/socket.rs), so its server still applies our
 //!   requests in the order we queued them, on one connection, and a late reply is still read

@@ -163,8 +163,12 @@ impl Loop {
         let deadline = run.deadlines.iter().copied().reduce(BootInstant::max);
         let deadline = deadline.unwrap_or(started);
         // Decided early: the servers not waited for still get their request before the round
-        // returns (a wire still connecting holds it), as the Redlock algorithm asks of every
-        // attempt; what they answer is no longer counted.
+        // returns, as the Redlock algorithm asks of every attempt, as far as they take it: a
+        // wire whose server has yet to accept the connection (or, over TLS, to answer the
+        // handshake) holds it, and writes it once the server does, when the loop next runs or
+        // before we go (behind.rs's `finish`). Waiting for that here would wait for a stopped
+        // server whose listen queue is full, or a host that is down, as long as for its reply.
+        // What they answer is no longer counted.
         run.counting = false;
         let unsent = |this: &Self, run: &Run<'_, T, _>| {
             (0..targets.len()).any(|index| {

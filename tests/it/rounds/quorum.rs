@@ -184,6 +184,66 @@ fn exec_with_a_minority_stopped_does_not_wait_for_it() {
 }
 
 #[test]
+fn a_server_that_accepts_no_connection_costs_no_timeout_either() {
+    // Waiting for it cost each round a whole timeout, and each exit one more: long enough to
+    // stand out from a loaded machine's delays.
+    const TIMEOUT: Duration = Duration::from_secs(4);
+    // A stopped server whose listen queue is full accepts no connection: the kernel drops the
+    // handshake, as for a host that is down. A crowd of short-lived waiters fills the default
+    // queue (511) of a stopped server; a queue of one fills at once.
+    let mut servers = vec![Redis::start_with(&["--tcp-backlog", "1"])];
+    servers.extend((0..4).map(|_| Redis::start()));
+    let cluster = Cluster { servers };
+    let unreachable = &cluster.servers[0];
+    unreachable.stop();
+    let _queued = unreachable.fill_listen_queue();
+    let running = &cluster.servers[1..];
+    let timeout = format!("{}ms", TIMEOUT.as_millis());
+    let timed = |args: &[&str]| {
+        let started = Instant::now();
+        let ran = cluster
+            .cmd([&["--timeout", &timeout], args].concat())
+            .assert()
+            .success();
+        let took = started.elapsed();
+        assert!(took < TIMEOUT / 2, "{args:?} took {took:?}");
+        stdout_of(ran.get_output())
+    };
+    let token = timed(&["acquire", "job", "--ttl", "60s"]);
+    assert!(running.iter().all(|s| s.get(KEY) == Some(token.clone())));
+    timed(&["extend", "job", "--token", &token, "--ttl", "60s"]);
+    timed(&["release", "job", "--token", &token]);
+    assert!(running.iter().all(|s| s.get(KEY).is_none()));
+    // A waiter woken by a release takes the lock, runs its command and releases it without
+    // waiting for the server either: a crowd's hand-overs stay as quick as with it healthy.
+    let holder = timed(&["acquire", "job", "--ttl", "60s"]);
+    let waiter = cluster
+        .redlock()
+        .args(["--timeout", &timeout, "exec", "job", "--wait", "60s", "--"])
+        .args(["true"])
+        .spawn();
+    wait_for("the waiter to queue", TIMEOUT * 5, || {
+        running.iter().all(|server| {
+            redis::cmd("ZCARD")
+                .arg(format!("{KEY}\u{1f}queue"))
+                .query::<usize>(&mut server.connection())
+                .unwrap()
+                == 1
+        })
+    });
+    let released = Instant::now();
+    timed(&["release", "job", "--token", &holder]);
+    let ran = waiter.finish(TIMEOUT * 5);
+    assert!(ran.status.success(), "{}", stderr_of(&ran));
+    let took = released.elapsed();
+    assert!(
+        took < TIMEOUT / 2,
+        "the waiter took {took:?} after the release"
+    );
+    unreachable.resume();
+}
+
+#[test]
 fn a_hold_and_a_waiter_that_gives_up_do_not_wait_for_a_stopped_minority() {
     const TIMEOUT: Duration = Duration::from_secs(2);
     const WAIT: Duration = Duration::from_millis(200);

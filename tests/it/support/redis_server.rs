@@ -204,6 +204,20 @@ impl Redis {
         signal(self.pid(), libc::SIGCONT);
     }
 
+    /// Fills the listen queue of a stopped server: connects until a connection is not made
+    /// within a second, and keeps them all, so that the queue stays full until it runs again.
+    /// Then the kernel drops every handshake to it, as once a crowd of short-lived clients has
+    /// filled a stopped server's queue (511 by default), or as for a host that is down.
+    pub fn fill_listen_queue(&self) -> Vec<TcpStream> {
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+        let mut queued = Vec::new();
+        while let Ok(stream) = TcpStream::connect_timeout(&address, Duration::from_secs(1)) {
+            queued.push(stream);
+            assert!(queued.len() < 100_000, "port {} is not stopped", self.port);
+        }
+        queued
+    }
+
     /// SIGKILL and reap: the port refuses connections.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
