@@ -151,6 +151,11 @@ impl Server {
         }
     }
 
+    /// Whether `former` has a master to reach: a Sentinel group's run that saw a failover.
+    pub(crate) fn has_former(&self) -> bool {
+        matches!(&self.endpoint, Endpoint::Sentinel(group) if group.has_former())
+    }
+
     /// For a Sentinel group, a connection to each master this run used before the one it uses
     /// now, made by `deadline`: a release or an extension reaches them too, so that no copy of
     /// the lock is left where the sentinels once pointed (sentinel/group.rs).

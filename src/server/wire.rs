@@ -42,8 +42,9 @@ struct Owed {
     /// A SUBSCRIBE (`Some(true)`: messages may come after its reply) or an UNSUBSCRIBE
     /// (`Some(false)`: none after its reply).
     messages: Option<bool>,
-    /// When it was queued.
-    asked: BootInstant,
+    /// When it was queued; `None` for a relay's request whose answer is worth the whole wait
+    /// before we go (`Relay::ask`).
+    asked: Option<BootInstant>,
 }
 
 pub(crate) struct Wire {
@@ -72,7 +73,7 @@ pub(crate) struct Wire {
 /// handed each request whole and hands back each answer.
 enum Carrier {
     Socket(Socket),
-    Relay(Relay),
+    Relay(Box<Relay>),
 }
 
 impl Wire {
@@ -88,7 +89,9 @@ impl Wire {
     /// Starts the relay that carries requests to `server`, which no socket of ours reaches (a
     /// Sentinel group, a cluster, RESP3), each bounded by its budget for `timeout`.
     pub(crate) fn relay(server: &Server, timeout: Duration) -> Result<Wire, WireFailure> {
-        Ok(Wire::on(Carrier::Relay(Relay::start(server, timeout)?)))
+        Ok(Wire::on(Carrier::Relay(Box::new(Relay::start(
+            server, timeout,
+        )?))))
     }
 
     fn on(carrier: Carrier) -> Wire {
@@ -127,8 +130,11 @@ impl Wire {
             }
             Carrier::Relay(relay) => {
                 // The relay's session sends a script's source itself (blocking.rs).
-                relay.ask(request, everywhere);
+                let patient = relay.ask(request, everywhere);
                 self.owe(request.count, request.skip, to, None);
+                if let Some(owed) = self.owed.back_mut().filter(|_| patient) {
+                    owed.asked = None;
+                }
             }
         }
     }
@@ -164,7 +170,7 @@ impl Wire {
             got: Vec::new(),
             to,
             messages,
-            asked: BootInstant::now(),
+            asked: Some(BootInstant::now()),
         });
     }
 
@@ -238,14 +244,16 @@ impl Wire {
     ///
     /// A relay's requests are carried by its thread, which goes with the process, and it cannot
     /// say whether it has written one yet: while one is owed an answer it is unconfirmed as a
-    /// handshake is, since the oldest was handed over.
+    /// handshake is, since the oldest was handed over; one that must also reach a Sentinel
+    /// group's former masters, as its server is there (a release must reach them).
     pub(crate) fn unconfirmed(&self) -> Option<Option<BootInstant>> {
         let socket = match &self.carrier {
             Carrier::Socket(socket) => socket,
-            Carrier::Relay(_) => {
-                let oldest = self.owed.front().filter(|_| self.failed.is_none());
-                return oldest.map(|owed| Some(owed.asked));
+            Carrier::Relay(_) if self.failed.is_some() => return None,
+            Carrier::Relay(_) if self.owed.iter().any(|owed| owed.asked.is_none()) => {
+                return Some(None)
             }
+            Carrier::Relay(_) => return self.owed.front().map(|owed| owed.asked),
         };
         let fresh = socket.connecting() || socket.tls() && self.first_reply.is_none();
         let unconfirmed = self.failed.is_none() && fresh && self.owes();

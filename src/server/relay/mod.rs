@@ -61,6 +61,7 @@ enum Order {
 
 /// The wire's end of a relay.
 pub(super) struct Relay {
+    server: Server,
     orders: Sender<Order>,
     outcomes: Receiver<Outcome>,
     bell: UnixStream,
@@ -80,26 +81,31 @@ impl Relay {
             sent,
             ringer: Arc::new(ringer),
         };
-        let server = server.clone();
+        let served = server.clone();
         std::thread::Builder::new()
             .name("relay".into())
             .stack_size(STACK)
-            .spawn(move || serve(&server, timeout, &taken, &courier))
+            .spawn(move || serve(&served, timeout, &taken, &courier))
             .map_err(|e| WireFailure::of(&e))?;
         Ok(Relay {
+            server: server.clone(),
             orders,
             outcomes,
             bell,
         })
     }
 
-    pub(super) fn ask(&self, request: &Request, everywhere: bool) {
+    /// Hands `request` over; with `everywhere`, also for the former masters of a Sentinel
+    /// group's run. True when it has some: the answer then comes once they were asked too,
+    /// and is worth waiting for before we go (a release must reach them).
+    pub(super) fn ask(&self, request: &Request, everywhere: bool) -> bool {
         let request = request.clone();
         // A thread that is gone answers nothing: `take` finds it so.
         let _ = self.orders.send(Order::Ask {
             request,
             everywhere,
         });
+        everywhere && self.server.has_former()
     }
 
     pub(super) fn subscribe(&self, channel: &str, near: &str) {

@@ -153,6 +153,12 @@ impl Group {
     /// failed on it or the sentinels stopped naming it (a round may not reach it then: the
     /// group votes no when its sentinels disagree), each connected to by `deadline` (those
     /// that cannot be are left out): releases and extensions reach them too.
+    /// Whether this run used another master before the one it uses now (`former`).
+    pub(crate) fn has_former(&self) -> bool {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        !known.former.is_empty() || (known.stale && known.master.is_some())
+    }
+
     pub(crate) fn former(&self, deadline: BootInstant) -> Vec<Blocking> {
         let former = {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
