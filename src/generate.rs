@@ -25,7 +25,7 @@ pub(crate) fn run(args: &GenerateArgs) -> anyhow::Result<Outcome> {
 
 fn completions(dir: &Path) -> anyhow::Result<()> {
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let mut command = Cli::command();
+        let mut command = crate::cli::whole(Cli::command());
         clap_complete::generate_to(shell, &mut command, "redlock", dir)
             .map_err(|e| cannot_write(dir, &e))?;
     }

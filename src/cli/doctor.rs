@@ -60,12 +60,16 @@ const OWN_TEXTS: [(&str, &str, &str); 2] = [
 ];
 
 /// Doctor's own `-v` and `-q`, which its help pages show instead of the global ones.
-pub(super) fn output_options() -> Vec<Arg> {
+pub(super) fn output_options(command: clap::Command) -> clap::Command {
     let global = OutputArgs::augment_args(clap::Command::new("output"));
-    let own = |(id, help, long_help): &(&str, &'static str, &'static str)| {
-        let arg = global.get_arguments().find(|arg| arg.get_id() == id);
-        let arg = arg.expect("OutputArgs has -v and -q").clone();
-        arg.global(false).help(*help).long_help(*long_help)
-    };
-    OWN_TEXTS.iter().map(own).collect()
+    OWN_TEXTS
+        .iter()
+        .fold(command, |command, (id, help, long_help)| {
+            let arg: Arg = global
+                .get_arguments()
+                .find(|arg| arg.get_id() == id)
+                .expect("OutputArgs has -v and -q")
+                .clone();
+            command.arg(arg.global(false).help(*help).long_help(*long_help))
+        })
 }

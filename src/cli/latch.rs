@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn every_latch_option_has_an_environment_variable() {
         use clap::CommandFactory;
-        let mut top = crate::cli::Cli::command();
+        let mut top = crate::cli::whole(crate::cli::Cli::command());
         top.build();
         let latch = top.find_subcommand("latch").expect("the latch subcommand");
         for verb in latch.get_subcommands() {

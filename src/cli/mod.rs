@@ -11,7 +11,8 @@ mod history;
 mod latch;
 mod values;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 pub(crate) use commands::{
     AcquireArgs, ExecArgs, ExtendArgs, GenerateArgs, Generated, ReleaseArgs, StatusArgs, TakeArgs,
 };
@@ -57,63 +58,202 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// The subcommands, in the order help lists them. Each one's doc line is its line in the list of
-/// subcommands (which fits 80 columns); `long_about` is the longer sentence its own `--help`
-/// opens with, where it has one.
-#[derive(Subcommand, Debug)]
+/// The subcommands. Written out rather than derived so that only the one that runs has its
+/// arguments built (clap's `defer`): a tenth of a millisecond less per process
+/// (docs/performance.md). What each one says in the list of subcommands is its line in
+/// `SUBCOMMANDS`.
+#[derive(Debug)]
 pub(crate) enum Command {
-    /// Take the lock once (or keep trying for --wait) and print its token
     Acquire(AcquireArgs),
-
-    /// Release a lock held by TOKEN (compare-and-delete on every server)
     Release(ReleaseArgs),
-
-    /// Give a lock held by TOKEN a fresh TTL; print the new validity
-    #[command(
-        long_about = "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds"
-    )]
     Extend(ExtendArgs),
-
-    /// Show who holds a lock, server by server, or list every lock
-    #[command(
-        long_about = "Show who holds a lock on each server, or list every lock under the prefix"
-    )]
     Status(StatusArgs),
-
-    /// Show a lock's recent runs: which host, when, how long, how it ended
-    #[command(
-        long_about = "Show the recent runs of a lock: which host ran each, when, for how long, and \
-                      how it ended"
-    )]
     History(HistoryArgs),
-
-    /// Hold the lock while COMMAND runs; stop COMMAND if the lock is lost
-    #[command(
-        long_about = "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost"
-    )]
     Exec(ExecArgs),
-
-    /// A countdown latch: wait until N jobs on other hosts are done
-    #[command(
-        long_about = "A countdown latch: wait until N jobs on other hosts are done (set, done, \
-                      wait, status)"
-    )]
     Latch(LatchArgs),
-
-    /// Check the servers against what Redlock needs
-    #[command(
-        long_about = "Check the servers against what Redlock needs (independent masters, \
-                      persistence, no eviction, ACL)",
-        // Its own -v and -q, with what they mean for doctor; the global ones are not added
-        // where a subcommand has an option of the same id, and the value still lands in
-        // OutputArgs (clap passes a global's value up by id).
-        args = doctor::output_options()
-    )]
     Doctor(DoctorArgs),
-
-    /// Write shell completions, man pages or docs/json.md (for packagers and tests)
-    #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+/// One subcommand: its name, its line in the list of subcommands (which fits 80 columns) and the
+/// longer sentence its own `--help` opens with, if any; how it is built (its arguments at once
+/// with `true`, or only when clap builds it with `false`), and how its arguments are read back.
+struct Entry {
+    name: &'static str,
+    about: &'static str,
+    long_about: Option<&'static str>,
+    build: fn(&Entry, bool) -> clap::Command,
+    read: fn(&mut ArgMatches) -> Result<Command, clap::Error>,
+}
+
+/// Every subcommand, in the order help lists them.
+const SUBCOMMANDS: &[Entry] = &[
+    Entry {
+        name: "acquire",
+        about: "Take the lock once (or keep trying for --wait) and print its token",
+        long_about: None,
+        build: subcommand::<AcquireArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Acquire),
+    },
+    Entry {
+        name: "release",
+        about: "Release a lock held by TOKEN (compare-and-delete on every server)",
+        long_about: None,
+        build: subcommand::<ReleaseArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Release),
+    },
+    Entry {
+        name: "extend",
+        about: "Give a lock held by TOKEN a fresh TTL; print the new validity",
+        long_about: Some(
+            "Give a lock held by TOKEN a fresh TTL and print the new validity in milliseconds",
+        ),
+        build: subcommand::<ExtendArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Extend),
+    },
+    Entry {
+        name: "status",
+        about: "Show who holds a lock, server by server, or list every lock",
+        long_about: Some(
+            "Show who holds a lock on each server, or list every lock under the prefix",
+        ),
+        build: subcommand::<StatusArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Status),
+    },
+    Entry {
+        name: "history",
+        about: "Show a lock's recent runs: which host, when, how long, how it ended",
+        long_about: Some(
+            "Show the recent runs of a lock: which host ran each, when, for how long, and how \
+             it ended",
+        ),
+        build: subcommand::<HistoryArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::History),
+    },
+    Entry {
+        name: "exec",
+        about: "Hold the lock while COMMAND runs; stop COMMAND if the lock is lost",
+        long_about: Some(
+            "Hold the lock while COMMAND runs: renew it, and stop COMMAND if the lock is lost",
+        ),
+        build: subcommand::<ExecArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Exec),
+    },
+    Entry {
+        name: "latch",
+        about: "A countdown latch: wait until N jobs on other hosts are done",
+        long_about: Some(
+            "A countdown latch: wait until N jobs on other hosts are done (set, done, wait, \
+             status)",
+        ),
+        build: subcommand::<LatchArgs>,
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Latch),
+    },
+    Entry {
+        name: "doctor",
+        about: "Check the servers against what Redlock needs",
+        long_about: Some(
+            "Check the servers against what Redlock needs (independent masters, persistence, \
+             no eviction, ACL)",
+        ),
+        // Only the whole definition (help, man pages, completions) gives doctor its own -v and
+        // -q: a parse builds doctor after the top level has handed it the global ones, and the
+        // same id twice would clash. Either way the value lands in OutputArgs (clap passes a
+        // global's value up by id).
+        build: |entry, now| match subcommand::<DoctorArgs>(entry, now) {
+            command if now => doctor::output_options(command),
+            command => command,
+        },
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Doctor),
+    },
+    Entry {
+        name: "generate",
+        about: "Write shell completions, man pages or docs/json.md (for packagers and tests)",
+        long_about: None,
+        build: |entry, now| subcommand::<GenerateArgs>(entry, now).hide(true),
+        read: |matches| FromArgMatches::from_arg_matches_mut(matches).map(Command::Generate),
+    },
+];
+
+/// The subcommand `entry` with its lines and `A`'s arguments, added `now` or when clap builds
+/// it. The lines are set again after them, as the derive does: `A`'s own doc comment must not
+/// replace them.
+fn subcommand<A: Args>(entry: &Entry, now: bool) -> clap::Command {
+    let command = clap::Command::new(entry.name)
+        .about(entry.about)
+        .long_about(entry.long_about);
+    let arguments = |command: clap::Command| {
+        let about = command.get_about().cloned().unwrap_or_default();
+        let long_about = command.get_long_about().cloned();
+        let command = A::augment_args(command).about(about);
+        match long_about {
+            Some(long_about) => command.long_about(long_about),
+            None => command.long_about(None),
+        }
+    };
+    if now {
+        arguments(command)
+    } else {
+        command.defer(arguments)
+    }
+}
+
+/// The whole definition, every subcommand's arguments built (in the order a derive would add
+/// them: its own before the global ones), for what shows them all: help pages, man pages,
+/// completions. Parsing builds only the subcommand it runs.
+pub(crate) fn whole(command: clap::Command) -> clap::Command {
+    let listed = SUBCOMMANDS.iter().enumerate();
+    listed.fold(command, |command, (place, entry)| {
+        // In the list where `subcommand` put it (clap numbers them as they are added).
+        command.mut_subcommand(entry.name, |_| {
+            (entry.build)(entry, true).display_order(place)
+        })
+    })
+}
+
+impl Subcommand for Command {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        // All at once only for bench/run's figure of what deferring saves (Cargo.toml).
+        let now = cfg!(feature = "eager-cli");
+        SUBCOMMANDS.iter().fold(command, |command, entry| {
+            command.subcommand((entry.build)(entry, now))
+        })
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        SUBCOMMANDS.iter().any(|entry| entry.name == name)
+    }
+}
+
+impl FromArgMatches for Command {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, mut sub)) = matches.remove_subcommand() else {
+            return Err(clap::Error::raw(
+                ErrorKind::MissingSubcommand,
+                "a subcommand is required but one was not provided",
+            ));
+        };
+        match SUBCOMMANDS.iter().find(|entry| entry.name == name) {
+            Some(entry) => (entry.read)(&mut sub),
+            None => Err(clap::Error::raw(
+                ErrorKind::InvalidSubcommand,
+                format!("the subcommand '{name}' wasn't recognized"),
+            )),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -124,36 +264,71 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        whole(Cli::command()).debug_assert();
     }
 
     #[test]
-    fn doctors_own_verbose_and_quiet_are_the_global_ones() {
-        // doctor's -v and -q are its own options (with its texts), but a run reads them where
-        // every other subcommand does, before or after the subcommand name.
-        let lines: &[(&[&str], bool, bool)] = &[
-            (&["redlock", "doctor", "-v"], true, false),
-            (&["redlock", "-v", "doctor"], true, false),
-            (&["redlock", "-q", "doctor"], false, true),
-            (
-                &["redlock", "doctor", "--quiet", "--log-format", "json"],
-                false,
-                true,
-            ),
-            (&["redlock", "doctor"], false, false),
+    fn parsing_with_deferred_subcommands_reads_what_the_whole_definition_reads() {
+        let lines: &[&[&str]] = &[
+            &[
+                "redlock",
+                "-s",
+                "redis://a:1,redis://b:2",
+                "exec",
+                "job",
+                "--wait",
+                "10s",
+                "--",
+                "true",
+            ],
+            &[
+                "redlock",
+                "acquire",
+                "job",
+                "--ttl",
+                "1m",
+                "--fence",
+                "-s",
+                "redis://c",
+                "--json",
+            ],
+            &[
+                "redlock", "release", "job", "--token", "t", "--limit", "3", "-q",
+            ],
+            &[
+                "redlock",
+                "--log-format",
+                "json",
+                "extend",
+                "job",
+                "--token",
+                "t",
+                "--ttl",
+                "5s",
+            ],
+            &["redlock", "status", "--json"],
+            &["redlock", "status", "job", "--watch", "5s", "--json"],
+            &["redlock", "history", "job", "-n", "3", "--since", "1d"],
+            &["redlock", "exec", "job", "--history", "0", "--", "true"],
+            &["redlock", "latch", "wait", "deploy", "--wait", "5m"],
+            &["redlock", "doctor", "--ttl", "5m", "--strict", "--json"],
+            // doctor's own -v and -q (whole) and the global ones (parsing) read alike.
+            &["redlock", "doctor", "-v"],
+            &["redlock", "-q", "doctor"],
+            &["redlock", "doctor", "--quiet", "--log-format", "json"],
+            &["redlock", "generate", "man", "out"],
         ];
-        for (line, verbose, quiet) in lines {
-            let cli = Cli::try_parse_from(*line).expect("parses");
+        for line in lines {
+            let parse = |command: clap::Command| {
+                let matches = command.try_get_matches_from(*line).expect("parses");
+                format!("{:?}", Cli::from_arg_matches(&matches).expect("reads"))
+            };
             assert_eq!(
-                (cli.output.verbose, cli.output.quiet),
-                (*verbose, *quiet),
+                parse(Cli::command()),
+                parse(whole(Cli::command())),
                 "{line:?}"
             );
         }
-        let both = Cli::try_parse_from(["redlock", "doctor", "-q", "-v"]);
-        assert!(
-            both.is_err(),
-            "doctor's -v and -q conflict as the global ones do"
-        );
     }
 
     #[test]
@@ -161,7 +336,7 @@ mod tests {
         // --force and --watch are the deliberate exceptions: an exported variable must not make
         // every release a forced one, nor every status one that never ends.
         let exempt = ["help", "version", "force", "watch"];
-        let mut top = Cli::command();
+        let mut top = whole(Cli::command());
         top.build();
         for command in std::iter::once(&top).chain(top.get_subcommands()) {
             for arg in command.get_arguments() {

@@ -15,7 +15,7 @@ use std::io::Write;
 pub(crate) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     // `redlock help` has no page of its own: each page is the help.
     // Every build shares the pages: they carry the version, not the target `--version` names.
-    let mut top = Cli::command()
+    let mut top = crate::cli::whole(Cli::command())
         .disable_help_subcommand(true)
         .version(env!("CARGO_PKG_VERSION"));
     // Propagates the global options into every subcommand, so each page lists them.
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn every_synopsis_gives_each_option_its_value() {
-        let mut top = Cli::command();
+        let mut top = crate::cli::whole(Cli::command());
         top.build();
         let pages = pages().unwrap();
         for page in Page::ALL {

@@ -42,7 +42,7 @@ pub(crate) fn width() -> usize {
 /// The command line as clap parses it, with each page's help text attached after its options
 /// (`-h`'s and `--help`'s), laid out for `width` columns.
 pub(crate) fn command(width: usize) -> clap::Command {
-    let mut command = Cli::command().term_width(width);
+    let mut command = crate::cli::whole(Cli::command()).term_width(width);
     for page in Page::ALL {
         let short = text::after_short_help(page, width);
         let long = text::after_help(page, width);
