@@ -107,8 +107,7 @@ use std::time::Duration;
 /// The servers, and our wires to them, kept between rounds (waits, renewals) and replaced after
 /// any error (poll.rs).
 pub(crate) struct Nodes {
-    servers: Vec<Server>,
-    timeout: Duration,
+    /// The wires, and the servers and per-server timeout they serve (poll.rs).
     poll: Loop,
 }
 
@@ -123,22 +122,20 @@ pub(crate) struct Pending<T> {
 impl Nodes {
     pub(crate) fn new(servers: Vec<Server>, timeout: Duration) -> Nodes {
         Nodes {
-            poll: Loop::new(&servers, timeout),
-            servers,
-            timeout,
+            poll: Loop::new(servers, timeout),
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.servers.len()
+        self.poll.servers.len()
     }
 
     pub(crate) fn servers(&self) -> &[Server] {
-        &self.servers
+        &self.poll.servers
     }
 
     pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
+        self.poll.timeout
     }
 
     /// Runs `op` against every server concurrently and returns the replies in server order.
@@ -157,9 +154,11 @@ impl Nodes {
         F: Fn(&mut Session) -> RedisResult<T>,
     {
         self.poll.retire_stalled();
-        let everyone = vec![true; self.servers.len()];
+        let everyone = vec![true; self.len()];
         let ask = (&op, Some(channel), false);
-        let (replies, _) = self.poll.round(&everyone, self.timeout, ask, |_| false);
+        let (replies, _) = self
+            .poll
+            .round(&everyone, self.poll.timeout, ask, |_| false);
         replies.into_iter().flatten().collect()
     }
 
@@ -180,9 +179,11 @@ impl Nodes {
         // A request still in flight from a round decided without it goes out first on its
         // wire, and is answered first: nothing to wait for here.
         self.poll.retire_stalled();
-        let everyone = vec![true; self.servers.len()];
+        let everyone = vec![true; self.len()];
         let ask = (&op, None, everywhere);
-        let (replies, _) = self.poll.round(&everyone, self.timeout, ask, |_| false);
+        let (replies, _) = self
+            .poll
+            .round(&everyone, self.poll.timeout, ask, |_| false);
         replies.into_iter().flatten().collect()
     }
 
@@ -199,7 +200,7 @@ impl Nodes {
     where
         F: Fn(&mut Session) -> RedisResult<T>,
     {
-        let everyone = vec![true; self.servers.len()];
+        let everyone = vec![true; self.len()];
         self.round_reaching_until(&everyone, op, decided, true)
     }
 
@@ -231,8 +232,8 @@ impl Nodes {
             self.poll.retire_stalled();
         }
         let ask = (&op, None, everywhere);
-        let (replies, late) = self.poll.round(targets, self.timeout, ask, decided);
-        self.poll.let_go(late, self.timeout);
+        let (replies, late) = self.poll.round(targets, self.poll.timeout, ask, decided);
+        self.poll.let_go(late, self.poll.timeout);
         replies
     }
 
@@ -244,7 +245,9 @@ impl Nodes {
         F: Fn(&mut Session) -> RedisResult<T>,
     {
         let ask = (&op, None, false);
-        self.poll.round(targets, self.timeout, ask, |_| false).0
+        self.poll
+            .round(targets, self.poll.timeout, ask, |_| false)
+            .0
     }
 
     /// Runs `op` against every server at once, like `round`, but returns as soon as `decided`
@@ -259,9 +262,9 @@ impl Nodes {
         listen: Option<&str>,
     ) -> (Vec<Option<Reply<T>>>, Pending<T>) {
         self.poll.retire_stalled();
-        let everyone = vec![true; self.servers.len()];
+        let everyone = vec![true; self.len()];
         let ask = (&*op, listen, false);
-        let (replies, late) = self.poll.round(&everyone, self.timeout, ask, decided);
+        let (replies, late) = self.poll.round(&everyone, self.poll.timeout, ask, decided);
         (replies, Pending { late, op })
     }
 
@@ -287,13 +290,13 @@ impl Nodes {
         cleanup: Option<Cleanup<T>>,
         at_once: bool,
     ) {
-        let timing = (self.timeout, at_once);
+        let timing = (self.poll.timeout, at_once);
         self.poll.adopt(pending.late, pending.op, cleanup, timing);
     }
 }
 
 impl Drop for Nodes {
     fn drop(&mut self) {
-        self.poll.finish(self.timeout);
+        self.poll.finish(self.poll.timeout);
     }
 }

@@ -24,10 +24,12 @@ use std::time::Duration;
 
 /// The wires of a round's servers: each our own socket, or a relay's (server/relay.rs).
 pub(super) struct Loop {
-    servers: Vec<Server>,
+    /// The servers, in the caller's order (`Nodes::servers`).
+    pub(super) servers: Vec<Server>,
     /// How our own socket reaches each server; `None`: a relay carries its requests.
     reach: Vec<Option<Reach>>,
-    timeout: Duration,
+    /// The per-server timeout (`--timeout`): a relay bounds each request by it.
+    pub(super) timeout: Duration,
     pub(super) wires: Vec<Option<OpenWire>>,
     /// Wires moved aside with replies still owed; dropped once they owe nothing, or at their
     /// deadline.
@@ -79,12 +81,12 @@ struct Run<'a, T, F: ?Sized> {
 }
 
 impl Loop {
-    pub(super) fn new(servers: &[Server], timeout: Duration) -> Loop {
+    pub(super) fn new(servers: Vec<Server>, timeout: Duration) -> Loop {
         let reach: Vec<Option<Reach>> = servers.iter().map(Server::reach).collect();
         Loop {
             timeout,
             wires: reach.iter().map(|_| None).collect(),
-            servers: servers.to_vec(),
+            servers,
             reach,
             retired: Vec::new(),
             tasks: Vec::new(),

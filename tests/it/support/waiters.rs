@@ -10,7 +10,30 @@ use super::redis_server::Redis;
 use super::wait_for;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// On one server (its `connection`), how many waiters listen on the wake-up channels of the
+/// lock key `key`, and how many are in `queue`; none where it cannot say.
+pub fn waiting_on(connection: &mut redis::Connection, key: &str, queue: &str) -> (usize, usize) {
+    let channels: Vec<String> = redis::cmd("PUBSUB")
+        .arg("CHANNELS")
+        .arg(format!("{key}\x1fwake\x1f*"))
+        .query(connection)
+        .unwrap_or_default();
+    let queued: usize = redis::cmd("ZCARD")
+        .arg(queue)
+        .query(connection)
+        .unwrap_or(0);
+    (channels.len(), queued)
+}
+
+/// A waiter with a `--retry-delay` of `WAITER_RETRY_DELAY`, released at `released`, won by a
+/// wake-up: it exited 0 before its next try of its own could have come.
+pub fn assert_woken(output: &Output, released: Instant) {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(output));
+    let took = released.elapsed();
+    assert!(took < WAITER_RETRY_DELAY / 2, "{took:?}");
+}
 
 /// The `--wait` of `spawn_waiter`.
 pub const WAITER_WAIT: Duration = Duration::from_secs(30);
